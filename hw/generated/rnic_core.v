@@ -4664,10 +4664,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 sq_conn$d = rx_split$seg_conn;
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         sq_seq$d = sq_seq$q;
@@ -4675,10 +4671,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_seq$d = rx_parse$seq;
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
     end
     always @(*) begin
@@ -4688,10 +4680,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 sq_mpa$d = rx_split$seg_mpa;
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         sq_end$d = sq_end$q;
@@ -4699,10 +4687,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_end$d = rx_parse$seq + {{16{1'b0}}, rx_parse$pay_len};
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
     end
     always @(*) begin
@@ -4712,10 +4696,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_adm$d = 1'b1;
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (dp_rst) begin
             sq_adm$d = 1'b0;
@@ -4727,10 +4707,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_refuse$d = sq_no_room;
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (dp_rst) begin
             sq_refuse$d = 1'b0;
@@ -4744,10 +4720,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                     rw_pend$d = 1'b1;
                 end
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (rw_pend$q & conn_table$rw_ready) begin
             rw_pend$d = 1'b0;
@@ -4768,10 +4740,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 end
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         rw_seq$d = rw_seq$q;
@@ -4782,10 +4750,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 end
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         cnt_no_slot$d = cnt_no_slot$q;
@@ -4795,10 +4759,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                     cnt_no_slot$d = cnt_no_slot$q + 32'h1;
                 end
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (dp_rst) begin
             cnt_no_slot$d = 32'h0;
@@ -5013,8 +4973,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
             if (mtx_rdy & mac_tx_last) begin
                 mx_prev$d = mx_sel;
             end
-            else begin
-            end
         end
         if (dp_rst) begin
             mx_prev$d = 2'h0;
@@ -5145,8 +5103,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 end
             end
         end
-        else if (se_v$q) begin
-        end
         if (dp_rst) begin
             sh_v$d = 1'b0;
         end
@@ -5167,8 +5123,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 end
             end
         end
-        else if (se_v$q) begin
-        end
     end
     always @(*) begin
         sh_val$d = sh_val$q;
@@ -5185,8 +5139,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                     sh_val$d = se_val$q;
                 end
             end
-        end
-        else if (se_v$q) begin
         end
     end
     always @(*) begin
@@ -5790,8 +5742,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
                 if (se_idx$q == sh_idx$q) begin
                     sn_out_val = se_val$q;
                 end
-                else begin
-                end
             end
         end
         else if (se_v$q) begin
@@ -6119,10 +6069,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         mpa_ram$read_address = sq_conn$q;
         if (sq_start) begin
             mpa_ram$read_address = rx_split$seg_conn;
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
     end
     always @(*) begin
@@ -8593,10 +8539,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         if (mx_sel == 2'h1) begin
             fr_sk$out_ready = mtx_rdy & ~mx_block;
         end
-        else if (mx_sel == 2'h2) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         mx_block = tx_ackgen$pend & (mx_prev$q != 2'h3) & ~mx_lock$q;
@@ -8628,8 +8570,6 @@ module rnic_core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,ma
         end
         else if (mx_sel == 2'h2) begin
             fm_ready = mtx_rdy;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -10928,39 +10868,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         b0$d = in_data;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -10978,36 +10885,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         b1$d = in_data;
                     end
                 end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -11019,41 +10896,11 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         b2$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
             RxState$B2:
                 begin
                     if (in_valid) begin
                         b2$d = in_data;
                     end
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -11065,39 +10912,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                     if (in_valid) begin
                         b0_keep$d = in_keep;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -11116,39 +10930,7 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         if (b0$q[32'h7] | in_last) begin
                             early_end$d = ~b0$q[32'h7] & in_last;
                         end
-                        else begin
-                        end
                     end
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -11173,35 +10955,11 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         seg_done$d = in_last;
                     end
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     if (in_valid & ~seg_done$q) begin
                         seg_done$d = in_last;
                     end
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -11226,47 +10984,11 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         hold_last$d = in_last;
                     end
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         stopped$d = stopped$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     if ((qp_state$q != k_st_rts) & (qp_state$q != k_st_closing)) begin
@@ -11292,30 +11014,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         end
                     end
                 end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             stopped$d = 256'h0;
@@ -11330,39 +11028,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         len$d = in_len;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -11373,39 +11038,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                     if (in_valid) begin
                         conn$d = in_conn;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -11418,39 +11050,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         qpn$d = in_qpn;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -11461,39 +11060,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                     if (in_valid) begin
                         qp_state$d = in_qp_state;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -11506,39 +11072,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         pd$d = in_pd;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -11549,39 +11082,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                     if (in_valid) begin
                         bcnt$d = 3'h1;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (take) begin
@@ -11599,39 +11099,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         e0$d = masked;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -11642,39 +11109,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                     if (in_valid) begin
                         e1$d = 64'h0;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (take) begin
@@ -11692,39 +11126,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         e2$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (take) begin
             if (bcnt$q == 3'h2) begin
@@ -11740,39 +11141,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                     if (in_valid) begin
                         e3$d = 64'h0;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (take) begin
@@ -11790,39 +11158,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         e4$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (take) begin
             if (bcnt$q == 3'h4) begin
@@ -11839,39 +11174,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         e5$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (take) begin
             if (bcnt$q == 3'h5) begin
@@ -11882,15 +11184,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     always @(*) begin
         d_err$d = d_err$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_err$d = 1'b1;
@@ -11923,9 +11216,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         d_err$d = 1'b0;
                     end
                 end
-            RxState$Chk:
-                begin
-                end
             RxState$Res:
                 begin
                     if (res_valid) begin
@@ -11936,38 +11226,11 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         end
                     end
                 end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         d_drop$d = d_drop$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_drop$d = 1'b0;
@@ -11977,59 +11240,12 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                     else if (|stop_hit | conn_out) begin
                         d_drop$d = 1'b1;
                     end
-                    else if ((len$q == 16'h0) | (b0_keep$q == 4'h0)) begin
-                    end
-                    else if (ctl[(32'h0)+:(2)] != k_ddp_version) begin
-                    end
-                    else if (short) begin
-                    end
-                    else if (~is_tagged & (qn > k_qn_term)) begin
-                    end
-                    else if (rctl[(32'h6)+:(2)] != k_rdmap_version) begin
-                    end
-                    else if (is_tagged) begin
-                    end
-                    else if (op_q == qn) begin
-                    end
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_cause$d = d_cause$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_cause$d = k_c_opcode;
@@ -12055,13 +11271,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                     else if (rctl[(32'h6)+:(2)] != k_rdmap_version) begin
                         d_cause$d = k_c_rdmap_ver;
                     end
-                    else if (is_tagged) begin
-                    end
-                    else if (op_q == qn) begin
-                    end
-                end
-            RxState$Chk:
-                begin
                 end
             RxState$Res:
                 begin
@@ -12087,374 +11296,83 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         end
                     end
                 end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         d_opcode$d = d_opcode$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_opcode$d = opcode;
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_ddp_last$d = d_ddp_last$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_ddp_last$d = ctl[32'h6];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_stag$d = d_stag$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_stag$d = hdr[(32'h90)+:(32)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_to$d = d_to$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_to$d = hdr[(32'h50)+:(64)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_qn$d = d_qn$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_qn$d = qn[(32'h0)+:(2)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_msn$d = d_msn$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_msn$d = hdr[(32'h50)+:(32)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_mo$d = d_mo$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_mo$d = hdr[(32'h30)+:(32)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_plen$d = d_plen$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_plen$d = len$q - hdr_len;
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_need$d = d_need$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_need$d = k_need_rw;
@@ -12462,53 +11380,11 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         d_need$d = k_need_lw;
                     end
                 end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_tagged$d = c_tagged$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
             RxState$Place:
                 begin
                     if (dma_pl$cmd_ready) begin
@@ -12516,21 +11392,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                             c_tagged$d = c_tagged$q + 32'h1;
                         end
                     end
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -12540,30 +11401,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     always @(*) begin
         c_untagged$d = c_untagged$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
             RxState$UtRun:
                 begin
                     if (ut_pl$cmd_ready) begin
@@ -12576,12 +11413,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         c_untagged$d = c_untagged$q + 32'h1;
                     end
                 end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             c_untagged$d = 32'h0;
@@ -12590,39 +11421,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
             RxState$Term:
                 begin
                     if (term_ready) begin
@@ -12637,36 +11435,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     always @(*) begin
         c_drop$d = c_drop$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     if (seg_done$q) begin
@@ -12678,9 +11446,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                             end
                         end
                     end
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -12708,50 +11473,23 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                 begin
                     in_ready = 1'b1;
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
             RxState$Place:
                 begin
                     in_ready = dma_pl$in_ready;
-                end
-            RxState$UtCmd:
-                begin
                 end
             RxState$UtRun:
                 begin
                     in_ready = ut_pl$in_ready;
                 end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     in_ready = ~seg_done$q;
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         chk_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     if ((qp_state$q != k_st_rts) & (qp_state$q != k_st_closing)) begin
@@ -12777,158 +11515,36 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                             chk_valid = 1'b1;
                         end
                     end
-                    else if (op_q == qn) begin
-                    end
                 end
             RxState$Chk:
                 begin
                     chk_valid = 1'b1;
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         res_ready = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
             RxState$Res:
                 begin
                     res_ready = 1'b1;
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         tag_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
             RxState$Place:
                 begin
                     if (dma_pl$cmd_ready) begin
                         tag_valid = 1'b1;
                     end
                 end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
             RxState$Term:
                 begin
                     term_valid = 1'b1;
@@ -12956,48 +11572,13 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     always @(*) begin
         dma_pl$cmd_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
             RxState$Res:
                 begin
                     if (res_valid) begin
                         if (res_fault == 3'h0) begin
                             dma_pl$cmd_valid = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -13043,42 +11624,9 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     always @(*) begin
         ut_pl$cmd_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
             RxState$UtCmd:
                 begin
                     ut_pl$cmd_valid = 1'b1;
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -13136,42 +11684,9 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     always @(*) begin
         ut_valid = ut_pl$out_valid;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
             RxState$UtEmpty:
                 begin
                     ut_valid = 1'b1;
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -13181,84 +11696,18 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     always @(*) begin
         ut_keep = ut_pl$out_keep;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
             RxState$UtEmpty:
                 begin
                     ut_keep = 4'h0;
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         ut_last = ut_pl$out_last;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
             RxState$UtEmpty:
                 begin
                     ut_last = 1'b1;
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -13450,9 +11899,6 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
     always @(*) begin
         take = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
             RxState$B1:
                 begin
                     if (in_valid) begin
@@ -13465,35 +11911,11 @@ module rnic_core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,in
                         take = 1'b1;
                     end
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     if (in_valid & ~seg_done$q) begin
                         take = 1'b1;
                     end
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -14254,15 +12676,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         hdr_mode$d = cmd_hdr;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -14274,23 +12687,13 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         hold$d = cmd_hold;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold$d = in_data;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -14303,23 +12706,13 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         hold_last$d = cmd_hold_last;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold_last$d = in_last;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -14331,9 +12724,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                     if (cmd_valid) begin
                         off$d = cmd_off;
                     end
-                end
-            PlaceState$Hdr:
-                begin
                 end
             PlaceState$Data:
                 begin
@@ -14348,9 +12738,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                             off$d = off$q + n;
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -14375,12 +12762,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                     if (out_ready) begin
                         rem$d = rem$q - clen;
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -14424,9 +12805,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -14454,9 +12832,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -14468,9 +12843,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         pbl_idx$d = cmd_pbl_idx;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -14480,9 +12852,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                             end
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -14495,34 +12864,16 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         ps$d = cmd_page_shift;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         crosses$d = crosses$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     if (out_ready) begin
                         crosses$d = page_left$q == {{16{1'b0}}, clen};
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -14535,9 +12886,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         short$d = 1'b0;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -14546,24 +12894,13 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         else if (need_in) begin
                             short$d = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_short$d = c_short$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -14578,9 +12915,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
         if (reset) begin
             c_short$d = 32'h0;
@@ -14589,15 +12923,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
     always @(*) begin
         c_long$d = c_long$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
             PlaceState$Drain:
                 begin
                     if (in_valid & in_last) begin
@@ -14657,9 +12982,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                         crem_nx = crem$q - {{12{1'b0}}, n};
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -14684,26 +13006,11 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                 begin
                     cmd_ready = 1'b1;
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         in_ready = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     in_ready = out_ready & can_take;
@@ -14717,9 +13024,6 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
     always @(*) begin
         out_valid = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_valid = 1'b1;
@@ -14728,26 +13032,14 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
                 begin
                     out_valid = ~need_in | in_valid | hold_last$q;
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         out_hdr = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_hdr = 1'b1;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -14760,90 +13052,45 @@ module rnic_core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,
     always @(*) begin
         out_data = shifted[(32'h0)+:(64)];
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_data = addr$q;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_keep = n;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_keep = 4'h0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_last = chunk_end;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_last = 1'b0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         fire = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     fire = out_valid & out_ready;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         took = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     took = fire & in_valid & can_take;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -15811,15 +14058,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         hdr_mode$d = cmd_hdr;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -15831,23 +14069,13 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         hold$d = cmd_hold;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold$d = in_data;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -15860,23 +14088,13 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         hold_last$d = cmd_hold_last;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold_last$d = in_last;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -15888,9 +14106,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                     if (cmd_valid) begin
                         off$d = cmd_off;
                     end
-                end
-            PlaceState$Hdr:
-                begin
                 end
             PlaceState$Data:
                 begin
@@ -15905,9 +14120,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                             off$d = off$q + n;
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -15932,12 +14144,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                     if (out_ready) begin
                         rem$d = rem$q - clen;
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -15981,9 +14187,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -16011,9 +14214,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -16025,9 +14225,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         pbl_idx$d = cmd_pbl_idx;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -16037,9 +14234,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                             end
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -16052,34 +14246,16 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         ps$d = cmd_page_shift;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         crosses$d = crosses$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     if (out_ready) begin
                         crosses$d = page_left$q == {{16{1'b0}}, clen};
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -16092,9 +14268,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         short$d = 1'b0;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -16103,24 +14276,13 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         else if (need_in) begin
                             short$d = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_short$d = c_short$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -16135,9 +14297,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
         if (reset) begin
             c_short$d = 32'h0;
@@ -16146,15 +14305,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
     always @(*) begin
         c_long$d = c_long$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
             PlaceState$Drain:
                 begin
                     if (in_valid & in_last) begin
@@ -16214,9 +14364,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                         crem_nx = crem$q - {{12{1'b0}}, n};
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -16241,26 +14388,11 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                 begin
                     cmd_ready = 1'b1;
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         in_ready = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     in_ready = out_ready & can_take;
@@ -16274,9 +14406,6 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
     always @(*) begin
         out_valid = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_valid = 1'b1;
@@ -16285,26 +14414,14 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
                 begin
                     out_valid = ~need_in | in_valid | hold_last$q;
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         out_hdr = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_hdr = 1'b1;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -16317,90 +14434,45 @@ module rnic_core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd_addr,c
     always @(*) begin
         out_data = shifted[(32'h0)+:(64)];
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_data = addr$q;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_keep = n;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_keep = 4'h0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_last = chunk_end;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_last = 1'b0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         fire = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     fire = out_valid & out_ready;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         took = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     took = fire & in_valid & can_take;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -18117,8 +16189,6 @@ module rnic_core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,in_commi
                 if (acc) begin
                     wslot$d = wslot$q + 2'h1;
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -18176,8 +16246,6 @@ module rnic_core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,in_commi
             if (in_last & in_commit) begin
                 if (acc) begin
                     c_queued$d = c_queued$q + 32'h1;
-                end
-                else begin
                 end
             end
         end
@@ -18251,8 +16319,6 @@ module rnic_core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,in_commi
             if (in_last & in_commit) begin
                 if (acc) begin
                     meta$write = 1'b1;
-                end
-                else begin
                 end
             end
         end
@@ -18912,10 +16978,6 @@ module rnic_core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq
             if (en & ~busy) begin
                 n_req$d = n_req$q + 32'h1;
             end
-            else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
-            end
-            else begin
-            end
         end
         if (pend$q & en & ~busy & ~(v1$q & third) & ~cancel) begin
             n_req$d = n_req$q + 32'h1;
@@ -18947,8 +17009,6 @@ module rnic_core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq
             else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
                 n_defer$d = n_defer$q + 32'h1;
             end
-            else begin
-            end
         end
         if (reset) begin
             n_defer$d = 32'h0;
@@ -18968,8 +17028,6 @@ module rnic_core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq
             else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
                 pend$d = 1'b1;
             end
-            else begin
-            end
         end
         if (pend$q & en & ~busy & ~(v1$q & third) & ~cancel) begin
             pend$d = 1'b0;
@@ -18988,8 +17046,6 @@ module rnic_core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq
             end
             else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
                 pend_conn$d = conn1$q;
-            end
-            else begin
             end
         end
     end
@@ -19040,10 +17096,6 @@ module rnic_core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,busy,rq
         if (v1$q & third) begin
             if (en & ~busy) begin
                 rq_valid = 1'b1;
-            end
-            else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
-            end
-            else begin
             end
         end
         if (pend$q & en & ~busy & ~(v1$q & third) & ~cancel) begin
@@ -19365,8 +17417,6 @@ module rnic_core$fb_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -19381,16 +17431,12 @@ module rnic_core$fb_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -20300,10 +18346,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                 rcount$d = rcount$q - 12'h1;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
         if (take_out) begin
             rcount$d = rcount$q - 12'h1;
         end
@@ -20399,8 +18441,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     c_span$d = c_span$q + 32'h1;
                 end
             end
-            else if (~mt_valid$q) begin
-            end
         end
         else if (rstate$q == 3'h2) begin
         end
@@ -20416,10 +18456,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     c_span$d = c_span$q + 32'h1;
                 end
             end
-            else begin
-            end
-        end
-        else begin
         end
         if (reset) begin
             c_span$d = 32'h0;
@@ -20437,18 +18473,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
             else if (~mt_valid$q) begin
                 c_err$d = c_err$q + 32'h1;
             end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
         if (reset) begin
             c_err$d = 32'h0;
@@ -20487,29 +18511,11 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                             c_sel$d = hit_idx;
                         end
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
                 else if (hit) begin
                     c_sel$d = hit_idx;
                 end
-                else begin
-                end
             end
-            else if (~mt_valid$q) begin
-            end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -20524,15 +18530,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     if (hit | free) begin
                         c_wp$d = 12'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -20547,10 +18545,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                 c_wp$d = n_wp;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_len$d = c_len$q;
@@ -20564,15 +18558,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     if (hit | free) begin
                         c_len$d = 16'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -20587,10 +18573,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                 c_len$d = n_slen;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_res$d = c_res$q;
@@ -20604,15 +18586,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     if (hit | free) begin
                         c_res$d = 64'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -20627,10 +18601,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                 c_res$d = n_res;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_rc$d = c_rc$q;
@@ -20644,15 +18614,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     if (hit | free) begin
                         c_rc$d = 3'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -20667,10 +18629,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                 c_rc$d = n_rc;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_bad$d = c_bad$q;
@@ -20684,15 +18642,7 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     if (hit | free) begin
                         c_bad$d = 1'b0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -20707,10 +18657,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                 c_bad$d = n_bad;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_end$d = c_end$q;
@@ -20718,18 +18664,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         end
         else if (rstate$q == 3'h1) begin
             c_end$d = head[32'h1c];
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -20952,10 +18886,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                 dfifo$read = 1'b1;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
         if (take_out) begin
             dfifo$read = 1'b1;
         end
@@ -20989,8 +18919,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     rfifo$read = 1'b1;
                 end
             end
-            else begin
-            end
         end
         else begin
             if (out_ready) begin
@@ -21017,14 +18945,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         else if (rstate$q == 3'h3) begin
             take_out = ~dfifo$empty;
         end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         mt_raise = 1'b0;
@@ -21040,10 +18960,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     else if (~mt_valid$q) begin
                         mt_raise = 1'b1;
                     end
-                end
-                else if (hit) begin
-                end
-                else begin
                 end
             end
             else if (~mt_valid$q) begin
@@ -21064,10 +18980,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     mt_raise = 1'b1;
                 end
             end
-            else begin
-            end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -21087,18 +18999,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     mt_new_cause = 16'h2002;
                 end
             end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -21133,8 +19033,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     s_clear = 1'b1;
                 end
             end
-            else begin
-            end
         end
         else begin
             if (out_ready) begin
@@ -21161,18 +19059,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                     s_clear_idx = hit_idx;
                 end
             end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -21225,18 +19111,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         else if (rstate$q == 3'h1) begin
             meta$read_address = hit_idx;
         end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         meta$write_address = c_sel$q;
@@ -21264,10 +19138,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
                 end
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         sram$write_enable = 1'b0;
@@ -21285,10 +19155,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
             if (~dfifo$empty) begin
                 sram$write_enable = tot[32'h3] & ~c_wp_full;
             end
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -21356,8 +19222,6 @@ module rnic_core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,
         if (tot[32'h3]) begin
             if (c_wp_full) begin
                 n_bad = 1'b1;
-            end
-            else begin
             end
         end
     end
@@ -22491,8 +20355,6 @@ module rnic_core$fr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -22507,16 +20369,12 @@ module rnic_core$fr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data,
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -23151,8 +21009,6 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
                 else if ((fw_wdata == 32'h2) & t_ok) begin
                     tstate$d = 3'h2;
                 end
-                else begin
-                end
             end
         end
         if (reset | srst) begin
@@ -23252,8 +21108,6 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
         if (tx_take) begin
             if (tx_ra$q == tx_lastb$q) begin
                 tx_busy$d = 1'b0;
-            end
-            else begin
             end
         end
         if (wr & ((fw_addr == 24'h14) | (fw_addr == 24'h18)) & ~tx_busy$q & (fw_wdata >= 32'h1) & (fw_wdata <= 32'h800)) begin
@@ -23466,8 +21320,6 @@ module rnic_core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata
                 end
                 else if ((fw_wdata == 32'h2) & t_ok) begin
                     ct_rd_sel = tbl == 8'h0;
-                end
-                else begin
                 end
             end
         end
@@ -26766,8 +24618,6 @@ module rnic_core$mpa_in_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_d
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -26782,16 +24632,12 @@ module rnic_core$mpa_in_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_d
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -28006,8 +25852,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         if (nmk & (nph < 9'h4)) begin
             mg_o = nph[(32'h0)+:(2)];
         end
-        else if (nmk & (nph > 9'h1f8)) begin
-        end
     end
     always @(*) begin
         li = 4'h0;
@@ -29073,8 +26917,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         if (c_hdr == 2'h1) begin
             f_gt_max_hi = c_len_hi > cfg_max_ulpdu[(32'h8)+:(8)];
         end
-        else begin
-        end
     end
     always @(*) begin
         f_eq_max_hi = 1'b0;
@@ -29105,8 +26947,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         if (c_hdr == 2'h1) begin
             f_eq_max_hi = c_len_hi == cfg_max_ulpdu[(32'h8)+:(8)];
         end
-        else begin
-        end
     end
     always @(*) begin
         f_zero_hi = 1'b0;
@@ -29136,8 +26976,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         end
         if (c_hdr == 2'h1) begin
             f_zero_hi = c_len_hi == 8'h0;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -29365,8 +27203,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
             if (total > 5'h8) begin
                 wa0 = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -29375,10 +27211,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
             if (total > 5'h8) begin
                 wa1 = 1'b1;
             end
-            else if ((total != 5'h0) | end_c) begin
-            end
-        end
-        else if (piece_open) begin
         end
     end
     always @(*) begin
@@ -29402,8 +27234,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
             else if ((total != 5'h0) | end_c) begin
                 pa0 = {{10{1'b0}}, comb[(32'h0)+:(64)]} | ({{69{1'b0}}, total} << 32'h40) | (74'h1 << 32'h44) | ({{73{1'b0}}, c_sp} << 32'h45) | ({{70{1'b0}}, st_c} << 32'h46);
             end
-        end
-        else if (piece_open) begin
         end
     end
     always @(*) begin
@@ -29532,8 +27362,6 @@ module rnic_core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,in_ready
         if (crc_bad_d) begin
             if (vq_slot$q) begin
                 q$w1 = slot1 & ~crc_ok_bit;
-            end
-            else begin
             end
         end
     end
@@ -30480,8 +28308,6 @@ module rnic_core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,held,out,out_valid,out_ready)
             if (cw$q) begin
                 c1$d = w2;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -30543,10 +28369,6 @@ module rnic_core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,held,out,out_valid,out_ready)
                     br$d = br$q + 2'h1;
                 end
             end
-            else if (nxt_c) begin
-            end
-            else begin
-            end
         end
         if (reset) begin
             br$d = 2'h0;
@@ -30568,8 +28390,6 @@ module rnic_core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,held,out,out_valid,out_ready)
             end
             else if (nxt_c) begin
                 cr$d = ~cr$q;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -31967,8 +29787,6 @@ module rnic_core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
             if (last) begin
                 pad_state$d = step$out;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -31976,8 +29794,6 @@ module rnic_core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
         if (valid) begin
             if (last) begin
                 pad$d = lanes - keep;
-            end
-            else begin
             end
         end
     end
@@ -31987,8 +29803,6 @@ module rnic_core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
         if (valid) begin
             if (last) begin
                 stage2$d = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -32543,8 +30357,6 @@ module rnic_core$pay_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -32559,16 +30371,12 @@ module rnic_core$pay_sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_data
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -32960,12 +30768,6 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
         if (gsel$q == 2'h0) begin
             c0_req_ready = gnt$q & dma_rd_req_ready;
         end
-        else if (gsel$q == 2'h1) begin
-        end
-        else if (gsel$q == 2'h2) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c1_req_ready = 1'b0;
@@ -32973,10 +30775,6 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
         end
         else if (gsel$q == 2'h1) begin
             c1_req_ready = gnt$q & dma_rd_req_ready;
-        end
-        else if (gsel$q == 2'h2) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -32987,8 +30785,6 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
         end
         else if (gsel$q == 2'h2) begin
             c2_req_ready = gnt$q & dma_rd_req_ready;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -33074,14 +30870,6 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
         if (cpl_hi == 4'h0) begin
             c0_cpl_valid = dma_rd_cpl_valid;
         end
-        else if (cpl_hi == 4'h4) begin
-        end
-        else if (cpl_hi == 4'h8) begin
-        end
-        else if (cpl_hi == 4'hc) begin
-        end
-        else if (dma_rd_cpl_valid) begin
-        end
     end
     always @(*) begin
         c1_cpl_valid = 1'b0;
@@ -33089,12 +30877,6 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
         end
         else if (cpl_hi == 4'h4) begin
             c1_cpl_valid = dma_rd_cpl_valid;
-        end
-        else if (cpl_hi == 4'h8) begin
-        end
-        else if (cpl_hi == 4'hc) begin
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -33105,10 +30887,6 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
         end
         else if (cpl_hi == 4'h8) begin
             c2_cpl_valid = dma_rd_cpl_valid;
-        end
-        else if (cpl_hi == 4'hc) begin
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -33121,8 +30899,6 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
         end
         else if (cpl_hi == 4'hc) begin
             c3_cpl_valid = dma_rd_cpl_valid;
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -33138,8 +30914,6 @@ module rnic_core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr,c0_req
         end
         else if (cpl_hi == 4'hc) begin
             dma_rd_cpl_ready = c3_cpl_ready;
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -33589,18 +31363,6 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
                         qp$d = tag_qpn[(32'h0)+:(6)];
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -33611,18 +31373,6 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
                     if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & (tag_qpn < k_nq)) begin
                         conn$d = tag_conn;
                     end
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -33635,18 +31385,6 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
                         qpn$d = tag_qpn;
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -33657,18 +31395,6 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
                     if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & (tag_qpn < k_nq)) begin
                         stag$d = tag_stag;
                     end
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -33681,18 +31407,6 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
                         to$d = tag_to;
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -33704,59 +31418,23 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
                         len$d = tag_len;
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_wr_id$d = c_wr_id$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
             RtState$Rd:
                 begin
                     c_wr_id$d = ram$read_data[(32'h0)+:(64)];
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_len$d = c_len$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
             RtState$Rd:
                 begin
                     c_len$d = ram$read_data[(32'h40)+:(32)];
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -33786,23 +31464,11 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     always @(*) begin
         c_cpl$d = c_cpl$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
             RtState$Cpl:
                 begin
                     if (cpl_ready) begin
                         c_cpl$d = c_cpl$q + 32'h1;
                     end
-                end
-            RtState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -33825,18 +31491,6 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
             RtState$Term:
                 begin
                     if (term_ready) begin
@@ -33953,8 +31607,6 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
             if (s_cnt < s_ord) begin
                 push = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -33962,8 +31614,6 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
         if (sent_valid & s_ok) begin
             if (s_cnt < s_ord) begin
                 ram$write_enable = 1'b1;
-            end
-            else begin
             end
         end
     end
@@ -33982,39 +31632,15 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     always @(*) begin
         cpl_valid = 1'b0;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
             RtState$Cpl:
                 begin
                     cpl_valid = 1'b1;
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
             RtState$Term:
                 begin
                     term_valid = 1'b1;
@@ -34024,21 +31650,9 @@ module rnic_core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_signale
     always @(*) begin
         pop = 1'b0;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
             RtState$Rd:
                 begin
                     pop = 1'b1;
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -35147,36 +32761,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         qp$d = q_qp;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -35187,36 +32771,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                     if (q_valid) begin
                         conn$d = q_conn;
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -35229,36 +32783,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         msn$d = q_msn;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -35269,36 +32793,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                     if (q_valid) begin
                         sink_stag$d = q_sink_stag;
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -35311,36 +32805,9 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         sink_to$d = q_sink_to;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     sink_to$d = sink_to$q + {{48{1'b0}}, seg$q};
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -35353,36 +32820,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         len$d = q_len;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -35393,36 +32830,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                     if (q_valid) begin
                         src_stag$d = q_src_stag;
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -35435,74 +32842,14 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         src_to$d = q_src_to;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         pd$d = pd$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
             RrState$Pd:
                 begin
                     pd$d = pd_ram$read_data;
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -35515,36 +32862,9 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         cur_to$d = q_src_to;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     cur_to$d = cur_to$q + {{48{1'b0}}, seg$q};
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -35557,66 +32877,19 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         rest$d = q_len;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     rest$d = rest$q - {{16{1'b0}}, seg$q};
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         seg$d = seg$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         seg$d = 16'h0;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -35625,44 +32898,15 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         seg$d = seg_v[(32'h0)+:(16)];
                     end
                 end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         seg_last$d = seg_last$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         seg_last$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -35671,291 +32915,85 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         seg_last$d = last_v;
                     end
                 end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         addr$d = addr$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
             RrState$SRes:
                 begin
                     if (res_valid) begin
                         addr$d = res_addr;
                     end
                 end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         seq$d = seq$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         seq$d = xs_seq;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     seq$d = seq$q + adv_r$q;
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         seq_start$d = seq_start$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         seq_start$d = xs_seq_start;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         room$d = room$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         room$d = xs_mulpdu - k_hdr_t;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         mk$d = mk$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         mk$d = xs_mk_en;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         crc$d = crc$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         crc$d = xs_crc_en;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         desc_done$d = desc_done$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         desc_done$d = 1'b0;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -35970,41 +33008,15 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         desc_done$d = 1'b1;
                     end
                 end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         req_done$d = req_done$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         req_done$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -36018,12 +33030,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                     if (req_fire) begin
                         req_done$d = 1'b1;
                     end
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -36054,14 +33060,10 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
             if (cslot == 1'h0) begin
                 wc0$d = wc0$q + 10'h1;
             end
-            else begin
-            end
         end
         if (req_fire) begin
             if (wr_slot$q == 1'h0) begin
                 wc0$d = 10'h0;
-            end
-            else begin
             end
         end
     end
@@ -36108,15 +33110,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     always @(*) begin
         cause_r$d = cause_r$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
             RrState$Res:
                 begin
                     if (res_valid) begin
@@ -36141,67 +33134,16 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         end
                     end
                 end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         stopped$d = stopped$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
             RrState$Term:
                 begin
                     if (term_ready) begin
                         stopped$d = (stopped$q | (64'h1 << qp$q)) & qset;
                     end
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (cfg_valid) begin
@@ -36214,36 +33156,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     always @(*) begin
         c_resp$d = c_resp$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
             RrState$Fin:
                 begin
                     if (outst$q == 2'h0) begin
@@ -36258,39 +33170,9 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     always @(*) begin
         c_segs$d = c_segs$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     c_segs$d = c_segs$q + 32'h1;
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -36300,41 +33182,11 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
             RrState$Term:
                 begin
                     if (term_ready) begin
                         c_term$d = c_term$q + 32'h1;
                     end
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -36350,39 +33202,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         if (|(stopped$q & (64'h1 << q_qp))) begin
                             c_drop$d = c_drop$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -36416,59 +33236,14 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         q_ready = 1'b1;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         chk_valid = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
             RrState$Chk:
                 begin
                     chk_valid = 1'b1;
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
                 end
             RrState$SChk:
                 begin
@@ -36478,78 +33253,24 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         chk_valid = 1'b1;
                     end
                 end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         res_ready = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
             RrState$Res:
                 begin
                     res_ready = 1'b1;
                 end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
             RrState$SRes:
                 begin
                     res_ready = 1'b1;
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         xs_req = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     xs_req = 1'b1;
@@ -36579,36 +33300,6 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     always @(*) begin
         xs_done = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
             RrState$Fin:
                 begin
                     if (outst$q == 2'h0) begin
@@ -36626,39 +33317,13 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         if (|(stopped$q & (64'h1 << q_qp))) begin
                             done_valid = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
                 end
             RrState$Term:
                 begin
                     if (term_ready) begin
                         done_valid = 1'b1;
                     end
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
                 end
             RrState$Fin:
                 begin
@@ -36671,39 +33336,9 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
             RrState$Term:
                 begin
                     term_valid = 1'b1;
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -36722,39 +33357,7 @@ module rnic_core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,q_sink_
                         if (|(stopped$q & (64'h1 << q_qp))) begin
                             done_qp = q_qp;
                         end
-                        else begin
-                        end
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -37297,10 +33900,6 @@ module rnic_core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_last,vali
         else if (ov$q & ram_last) begin
             rd_slot$d = rd_slot$q + 1'h1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
         if (reset) begin
             rd_slot$d = 1'h0;
         end
@@ -37314,8 +33913,6 @@ module rnic_core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_last,vali
         end
         else if (head_ok) begin
             rcnt$d = rcnt$q + 10'h1;
-        end
-        else begin
         end
         if (reset) begin
             rcnt$d = 10'h0;
@@ -37348,8 +33945,6 @@ module rnic_core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_last,vali
         else if (head_ok) begin
             cur_addr$d = raddr;
         end
-        else begin
-        end
     end
     always @(*) begin
         slot = rd_slot$q;
@@ -37367,10 +33962,6 @@ module rnic_core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_last,vali
         else if (ov$q & ram_last) begin
             drained = 1'b1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         ram_addr = cur_addr$q;
@@ -37380,8 +33971,6 @@ module rnic_core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_last,vali
         end
         else if (head_ok) begin
             ram_addr = raddr;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -38980,15 +35569,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         mid$d = ~ut_last;
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             mid$d = 1'b0;
@@ -39010,15 +35590,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         end
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -39030,18 +35601,7 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         if (~mid$q) begin
                             h0$d = masked;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -39061,15 +35621,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         end
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -39087,15 +35638,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                             end
                         end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -39115,15 +35657,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         end
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -39135,18 +35668,7 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         if (~mid$q) begin
                             qpn$d = ut_qpn;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -39159,18 +35681,7 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         if (~mid$q) begin
                             conn$d = ut_conn;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -39183,18 +35694,7 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         if (~mid$q) begin
                             msn$d = ut_msn;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -39207,18 +35707,7 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         if (~mid$q) begin
                             mo$d = ut_mo;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -39231,18 +35720,7 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         if (~mid$q) begin
                             len$d = ut_len;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -39255,30 +35733,13 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         if (~mid$q) begin
                             ddp_last$d = ut_ddp_last;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cause_r$d = cause_r$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -39300,11 +35761,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                     else if (cur >= ctx$read_data[(32'h20)+:(5)]) begin
                         cause_r$d = k_c_ird;
                     end
-                    else begin
-                    end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -39346,15 +35802,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
     always @(*) begin
         stopped$d = stopped$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
             RqState$Term:
                 begin
                     if (term_ready) begin
@@ -39372,12 +35819,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
     always @(*) begin
         c_rreq$d = c_rreq$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -39398,9 +35839,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         c_rreq$d = c_rreq$q + 32'h1;
                     end
                 end
-            RqState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             c_rreq$d = 32'h0;
@@ -39409,12 +35847,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
     always @(*) begin
         c_drop$d = c_drop$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -39422,21 +35854,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                     else if ((qpn$q >= k_nq) | |(stopped$q & qbit)) begin
                         c_drop$d = c_drop$q + 32'h1;
                     end
-                    else if (msn$q != ctx$read_data[(32'h0)+:(32)]) begin
-                    end
-                    else if (mo$q != 32'h0) begin
-                    end
-                    else if (~ddp_last$q | (len$q < k_hdr_len)) begin
-                    end
-                    else if (len$q > k_hdr_len) begin
-                    end
-                    else if (cur >= ctx$read_data[(32'h20)+:(5)]) begin
-                    end
-                    else begin
-                    end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -39446,15 +35863,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
             RqState$Term:
                 begin
                     if (term_ready) begin
@@ -39523,12 +35931,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
     always @(*) begin
         fifo$write = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -39548,9 +35950,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                     else begin
                         fifo$write = 1'b1;
                     end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -39611,12 +36010,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
     always @(*) begin
         ctx$write_enable = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -39636,9 +36029,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                     else begin
                         ctx$write_enable = 1'b1;
                     end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
         if (cfg_valid & c_ok) begin
@@ -39675,12 +36065,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
     always @(*) begin
         inc = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -39701,9 +36085,6 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                         inc = 1'b1;
                     end
                 end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -39722,29 +36103,11 @@ module rnic_core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut
                 begin
                     ut_ready = ~fifo$full;
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
             RqState$Term:
                 begin
                     term_valid = 1'b1;
@@ -41324,12 +37687,6 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
             else if ((flen$q < 16'h22) | (ver_ihl$q[(32'h4)+:(4)] != 4'h4) | (ihl4 < 16'h14) | (tot_len$q < ihl4) | (tot_len$q > (flen$q - 16'he))) begin
                 s_fixed$d = 1'b1;
             end
-            else if ((fragbits != 16'h0) | (proto$q != 8'h6)) begin
-            end
-            else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
-            end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -41344,12 +37701,6 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
             end
             else if ((flen$q < 16'h22) | (ver_ihl$q[(32'h4)+:(4)] != 4'h4) | (ihl4 < 16'h14) | (tot_len$q < ihl4) | (tot_len$q > (flen$q - 16'he))) begin
                 s_tag$d = 4'h3;
-            end
-            else if ((fragbits != 16'h0) | (proto$q != 8'h6)) begin
-            end
-            else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
-            end
-            else begin
             end
         end
     end
@@ -41387,8 +37738,6 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
             end
             else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
                 s_after_ip$d = 4'h3;
-            end
-            else begin
             end
         end
     end
@@ -41548,8 +37897,6 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
             if (in_last) begin
                 flen$d = ({{5{1'b0}}, bc$q} << 32'h3) + {{12{1'b0}}, in_keep};
             end
-            else if (bc$q != 11'h7ff) begin
-            end
         end
     end
     always @(*) begin
@@ -41683,8 +38030,6 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
             if (hrem$q > 8'h0) begin
                 ia0 = w0;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -41693,8 +38038,6 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
             if (hrem$q > 8'h2) begin
                 ia1 = w1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -41702,8 +38045,6 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         if (bc$q >= 11'h2) begin
             if (hrem$q > 8'h4) begin
                 ia2 = w2;
-            end
-            else begin
             end
         end
     end
@@ -41715,8 +38056,6 @@ module rnic_core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_ba
         if (bc$q >= 11'h2) begin
             if (hrem$q > 8'h6) begin
                 ia3 = w3;
-            end
-            else begin
             end
         end
     end
@@ -43040,8 +39379,6 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
                         c_ok$d = c_ok$q + 32'h1;
                     end
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -43060,10 +39397,6 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
                     else if (in_fcs_bad) begin
                         c_bad$d = c_bad$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-                else begin
                 end
             end
         end
@@ -43078,12 +39411,6 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
                 if (acc) begin
                     if (lo) begin
                         c_overflow$d = c_overflow$q + 32'h1;
-                    end
-                    else if (ov) begin
-                    end
-                    else if (in_fcs_bad) begin
-                    end
-                    else begin
                     end
                 end
                 else begin
@@ -43105,12 +39432,6 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
                     else if (ov) begin
                         c_oversize$d = c_oversize$q + 32'h1;
                     end
-                    else if (in_fcs_bad) begin
-                    end
-                    else begin
-                    end
-                end
-                else begin
                 end
             end
         end
@@ -43137,8 +39458,6 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
                 a_v$d = push;
             end
         end
-        else if (push) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -43153,8 +39472,6 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
                 a_data$d = dfifo$data_out[(32'h0)+:(64)];
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         a_keep$d = a_keep$q;
@@ -43165,8 +39482,6 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
             else begin
                 a_keep$d = dfifo$data_out[(32'h40)+:(4)];
             end
-        end
-        else if (push) begin
         end
     end
     always @(*) begin
@@ -43179,8 +39494,6 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
                 a_last$d = is_last;
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         a_tag$d = a_tag$q;
@@ -43192,16 +39505,12 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
                 a_tag$d = lfifo$data_out[(32'hc)+:(4)];
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (push) begin
@@ -43307,8 +39616,6 @@ module rnic_core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_fcs_bad
             if (in_last) begin
                 if (acc) begin
                     lfifo$write = 1'b1;
-                end
-                else begin
                 end
             end
         end
@@ -44847,8 +41154,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
                     end
                 end
             end
-            else if (bc$q != 8'hff) begin
-            end
         end
         if (reset) begin
             tv$d = 1'b0;
@@ -44874,8 +41179,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
                     end
                 end
             end
-            else if (bc$q != 8'hff) begin
-            end
         end
         if (reset) begin
             hv$d = 1'b0;
@@ -44892,11 +41195,7 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
                     if (fast & need_tail) begin
                         tail_pend$d = 1'b1;
                     end
-                    else begin
-                    end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
         if (reset) begin
@@ -44916,11 +41215,7 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
                             tail_data$d = in_data >> 32'h10;
                         end
                     end
-                    else begin
-                    end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
     end
@@ -44932,11 +41227,7 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
                     if (fast & need_tail) begin
                         tail_keep$d = rem_after[(32'h0)+:(4)];
                     end
-                    else begin
-                    end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
     end
@@ -44947,8 +41238,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
                 if (in_tag == 4'h3) begin
                     c_bad_len$d = c_bad_len$q + 32'h1;
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
         if (reset) begin
@@ -44963,8 +41252,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
                     c_bad_ip$d = c_bad_ip$q + 32'h1;
                 end
             end
-            else if (bc$q != 8'hff) begin
-            end
         end
         if (reset) begin
             c_bad_ip$d = 32'h0;
@@ -44977,8 +41264,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
                 if (in_tag == 4'h5) begin
                     c_bad_tcp$d = c_bad_tcp$q + 32'h1;
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
         if (reset) begin
@@ -45086,8 +41371,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
         if (tail_pend$q) begin
             pay_data = tail_data$q;
         end
-        else if (in_valid & emit_any & dec_valid & dec_fast) begin
-        end
     end
     always @(*) begin
         pay_keep = 4'h8;
@@ -45100,8 +41383,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
         if (tail_pend$q) begin
             pay_keep = tail_keep$q;
         end
-        else if (in_valid & emit_any & dec_valid & dec_fast) begin
-        end
     end
     always @(*) begin
         pay_last = 1'b0;
@@ -45113,8 +41394,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
         end
         if (tail_pend$q) begin
             pay_last = 1'b1;
-        end
-        else if (in_valid & emit_any & dec_valid & dec_fast) begin
         end
     end
     always @(*) begin
@@ -45143,8 +41422,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
         if (is_tcp) begin
             raw_reason = dec_reason;
         end
-        else if (in_tag < 4'h3) begin
-        end
     end
     always @(*) begin
         zero32 = 32'h0;
@@ -45153,8 +41430,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
         raw_conn = ~zero32;
         if (is_tcp) begin
             raw_conn = dec_conn;
-        end
-        else if (in_tag < 4'h3) begin
         end
     end
     always @(*) begin
@@ -45171,8 +41446,6 @@ module rnic_core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in_tag,in
                         done = 1'b1;
                     end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
     end
@@ -47022,8 +43295,6 @@ module rnic_core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_ke
                 locked$d = 1'b1;
             end
         end
-        else if (~locked$q & ~dma_wr_valid & other_valid) begin
-        end
         if (reset) begin
             locked$d = 1'b0;
         end
@@ -47035,8 +43306,6 @@ module rnic_core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_ke
                 if (other_valid) begin
                     sel$d = ~sel$q;
                 end
-            end
-            else begin
             end
         end
         else if (~locked$q & ~dma_wr_valid & other_valid) begin
@@ -47058,8 +43327,6 @@ module rnic_core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_ke
         b_ready = 1'b0;
         if (sel$q) begin
             b_ready = dma_wr_ready;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -47685,15 +43952,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         beat$d = beat$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
             CplState$CqeHdr:
                 begin
                     if (dma_wr_ready) begin
@@ -47740,26 +43998,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         cq$d = cp2_cq;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -47773,30 +44011,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (db_valid) begin
                         arm$d = db_arm;
                     end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -47810,30 +44024,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (db_valid) begin
                         dval$d = db_value;
                     end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -47852,26 +44042,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         r_wr_id$d = cp2_wr_id;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -47890,26 +44060,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         r_byte_len$d = cp2_byte_len;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -47928,26 +44078,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         r_qpn$d = cp2_qpn;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -47966,26 +44096,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         r_opcode$d = cp2_opcode;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -48004,26 +44114,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         r_status$d = cp2_status;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -48042,26 +44132,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         r_flags$d = 8'h0;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -48080,26 +44150,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         r_imm$d = 32'h0;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -48118,38 +44168,12 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         r_term$d = 32'h0;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         addr$d = addr$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -48160,29 +44184,11 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                         addr$d = x_base + ({{32{1'b0}}, slot} << 32'h5);
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         phase$d = phase$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -48193,29 +44199,11 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                         phase$d = ~wrapped;
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ev$d = ev$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     ev$d = 1'b0;
@@ -48229,29 +44217,11 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                         end
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ev_kind$d = ev_kind$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     ev_kind$d = k_ev_cpl;
@@ -48260,44 +44230,12 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (used >= size) begin
                         ev_kind$d = k_ev_ovf;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         eqp$d = eqp$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (dma_wr_ready) begin
@@ -48314,18 +44252,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         c_cqe$d = c_cqe$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
             CplState$CqeData:
                 begin
                     if (dma_wr_ready) begin
@@ -48333,12 +44259,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                             c_cqe$d = c_cqe$q + 32'h1;
                         end
                     end
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48348,24 +44268,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         c_event$d = c_event$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (dma_wr_ready) begin
@@ -48382,33 +44284,11 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         c_drop$d = c_drop$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
                         c_drop$d = c_drop$q + 32'h1;
                     end
-                    else if (used >= size) begin
-                    end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48418,12 +44298,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         c_cq_ovf$d = c_cq_ovf$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -48431,20 +44305,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (used >= size) begin
                         c_cq_ovf$d = c_cq_ovf$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48454,31 +44314,11 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         c_eq_ovf$d = c_eq_ovf$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
                         c_eq_ovf$d = c_eq_ovf$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48488,9 +44328,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         c_db_bad$d = c_db_bad$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
             CplState$DbLoad:
                 begin
                     if (arm$q) begin
@@ -48500,23 +44337,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                             c_db_bad$d = c_db_bad$q + 32'h1;
                         end
                     end
-                    else begin
-                    end
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48529,12 +44349,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
             ovf_pend$d = 1'b0;
         end
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -48542,20 +44356,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (used >= size) begin
                         ovf_pend$d = 1'b1;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48565,12 +44365,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         ovf_q$d = ovf_q$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -48578,20 +44372,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (used >= size) begin
                         ovf_q$d = cq$q;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -48613,24 +44393,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_e) begin
                         turn$d = 2'h0;
                     end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48655,24 +44417,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_e) begin
                         fw$d = 1'b1;
                     end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48711,17 +44455,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     if (cfg_valid) begin
                         n_state = cfg_state;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
                 end
             CplState$Load:
                 begin
@@ -48730,20 +44463,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (used >= size) begin
                         n_state = k_ovf;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -48758,14 +44477,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                             n_armed = cfg_armed;
                         end
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
                 end
             CplState$DbLoad:
                 begin
@@ -48773,10 +44484,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                         if ((dval$q == k_arm_next) | (dval$q == k_arm_sol)) begin
                             n_armed = dval$q[(32'h0)+:(2)];
                         end
-                        else begin
-                        end
-                    end
-                    else begin
                     end
                 end
             CplState$Load:
@@ -48791,18 +44498,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                         end
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -48813,14 +44508,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     if (cfg_valid) begin
                         n_cons = cfg_cons;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
                 end
             CplState$DbLoad:
                 begin
@@ -48829,21 +44516,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else begin
                         n_cons = dval$q;
                     end
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -48855,17 +44527,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     if (cfg_valid) begin
                         n_prod = cfg_prod;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
                 end
             CplState$Load:
                 begin
@@ -48877,18 +44538,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                         n_prod = x_prod + 32'h1;
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -48899,32 +44548,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     if (cfg_valid) begin
                         n_log2 = cfg_log2;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -48936,32 +44559,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     if (cfg_valid) begin
                         n_base = cfg_base;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -48994,32 +44591,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     if (cfg_valid) begin
                         cfg_ready = 1'b1;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -49033,30 +44604,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (db_valid) begin
                         db_ready = 1'b1;
                     end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -49072,28 +44619,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_a) begin
                         cpl_ready = 1'b1;
                     end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -49111,53 +44636,16 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         cp2_ready = 1'b1;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         fev_ready = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
                         fev_ready = fw$q;
-                    end
-                    else begin
                     end
                 end
             CplState$EvData:
@@ -49173,24 +44661,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         irq_event = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (dma_wr_ready) begin
@@ -49204,31 +44674,11 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         irq_eq_overflow = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
                         irq_eq_overflow = 1'b1;
                     end
-                    else begin
-                    end
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -49248,26 +44698,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     else if (pick_b) begin
                         ram$read_address = cp2_cq;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -49278,14 +44708,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                 begin
                     if (cfg_valid) begin
                         ram$write_enable = 1'b1;
-                    end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
                     end
                 end
             CplState$DbLoad:
@@ -49303,18 +44725,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                         ram$write_enable = 1'b1;
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -49325,47 +44735,12 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                     if (cfg_valid) begin
                         ram$write_address = cfg_cq;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         dma_wr_valid = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
             CplState$CqeHdr:
                 begin
                     dma_wr_valid = 1'b1;
@@ -49391,21 +44766,9 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         dma_wr_hdr = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
             CplState$CqeHdr:
                 begin
                     dma_wr_hdr = 1'b1;
-                end
-            CplState$CqeData:
-                begin
                 end
             CplState$EvHdr:
                 begin
@@ -49415,29 +44778,11 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                         dma_wr_hdr = 1'b1;
                     end
                 end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dma_wr_len = k_cqe_len;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
@@ -49446,26 +44791,11 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                         dma_wr_len = k_ev_len;
                     end
                 end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dma_wr_data = addr$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
             CplState$CqeData:
                 begin
                     if (beat$q == 3'h0) begin
@@ -49536,18 +44866,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         dma_wr_last = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
             CplState$CqeData:
                 begin
                     if (beat$q == 3'h0) begin
@@ -49560,9 +44878,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
                         dma_wr_last = 1'b1;
                     end
                 end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (beat$q == 3'h7) begin
@@ -49574,24 +44889,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
     always @(*) begin
         fire = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (beat$q == 3'h7) begin
@@ -49633,10 +44930,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
             if (cpl_valid) begin
                 pick_a = 1'b1;
             end
-            else if (cp2_valid) begin
-            end
-            else if (fev_valid) begin
-            end
         end
         else if (turn$q == 2'h1) begin
             if (cp2_valid) begin
@@ -49652,8 +44945,6 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
         else if (cpl_valid) begin
             pick_a = 1'b1;
         end
-        else if (cp2_valid) begin
-        end
         if (ovf_pend$q) begin
             pick_a = 1'b0;
         end
@@ -49666,16 +44957,10 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
             else if (cp2_valid) begin
                 pick_b = 1'b1;
             end
-            else if (fev_valid) begin
-            end
         end
         else if (turn$q == 2'h1) begin
             if (cp2_valid) begin
                 pick_b = 1'b1;
-            end
-            else if (fev_valid) begin
-            end
-            else if (cpl_valid) begin
             end
         end
         else if (fev_valid) begin
@@ -49706,15 +44991,9 @@ module rnic_core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_state,cfg
             else if (fev_valid) begin
                 pick_e = 1'b1;
             end
-            else if (cpl_valid) begin
-            end
         end
         else if (fev_valid) begin
             pick_e = 1'b1;
-        end
-        else if (cpl_valid) begin
-        end
-        else if (cp2_valid) begin
         end
     end
     always @(*) begin
@@ -50957,30 +46236,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                         qp$d = req_qp;
                     end
                 end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -50995,53 +46250,12 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     else if (adv_valid) begin
                         flag$d = adv_err;
                     end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         pend$d = pend$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
             RwState$Cpl:
                 begin
                     if (bv & (dma_rd_cpl_last | (beat$q == 4'hf))) begin
@@ -51053,12 +46267,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     if (beat$q == 4'hf) begin
                         pend$d = 1'b1;
                     end
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -51078,34 +46286,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     else if (db_valid) begin
                         val$d = db_prod;
                     end
-                    else if (adv_valid) begin
-                    end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -51117,18 +46297,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             end
         end
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -51143,38 +46311,12 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     else if (~f_busy$q) begin
                         beat$d = 4'h0;
                     end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         status$d = status$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -51189,24 +46331,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                             status$d = 2'h2;
                         end
                     end
-                    else if (hit) begin
-                    end
-                    else if (~f_busy$q) begin
-                    end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -51219,99 +46343,27 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     always @(*) begin
         idx$d = idx$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     idx$d = x_ci;
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         msn$d = msn$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     msn$d = x_msn;
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cq$d = cq$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     cq$d = x_cq;
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -51339,18 +46391,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             end
         end
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -51365,8 +46405,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     else if (~f_busy$q) begin
                         w23$d = 1'b0;
                     end
-                    else begin
-                    end
                 end
             RwState$Cpl:
                 begin
@@ -51375,15 +46413,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                             w23$d = 1'b1;
                         end
                     end
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -51403,18 +46432,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             end
         end
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -51429,53 +46446,15 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     else if (~f_busy$q) begin
                         tsum$d = 35'h0;
                     end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_valid$d = c_valid$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     c_valid$d = 1'b0;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -51580,35 +46559,11 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     always @(*) begin
         f_kill$d = f_kill$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     if (f_busy$q & (f_qp$q == qp$q)) begin
                         f_kill$d = 1'b1;
                     end
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if (fs_go) begin
@@ -51726,18 +46681,12 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         n_ci = x_ci;
         pf$write_data = x_ci;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     if (~(cfg_on & (x_state == k_on))) begin
                         n_ci = cfg_ci;
                     end
                     pf$write_data = n_ci;
-                end
-            RwState$Db:
-                begin
                 end
             RwState$Adv:
                 begin
@@ -51747,21 +46696,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                         n_ci = x_ci + 32'h1;
                     end
                 end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
         if (f_done$q & (state$q != RwState$Cfg)) begin
             pf$write_data = f_start$q + {{24{1'b0}}, f_n$q};
@@ -51770,50 +46704,20 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     always @(*) begin
         n_prod = x_prod;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
             RwState$Db:
                 begin
                     n_prod = val$q;
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_msn = x_msn;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     if (~(cfg_on & (x_state == k_on))) begin
                         n_msn = cfg_msn;
                     end
-                end
-            RwState$Db:
-                begin
                 end
             RwState$Adv:
                 begin
@@ -51823,157 +46727,47 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                         n_msn = x_msn + 32'h1;
                     end
                 end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
     end
     always @(*) begin
         n_state = x_state;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_state = cfg_st;
-                end
-            RwState$Db:
-                begin
                 end
             RwState$Adv:
                 begin
                     if (flag$q) begin
                         n_state = k_err;
                     end
-                    else begin
-                    end
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_cq = x_cq;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_cq = cfg_cq;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_log2 = x_log2;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_log2 = cfg_log2;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_base = x_base;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_base = cfg_base;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -51992,33 +46786,9 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     always @(*) begin
         cfg_ready = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     cfg_ready = 1'b1;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -52035,34 +46805,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     else if (db_valid) begin
                         db_ready = 1'b1;
                     end
-                    else if (adv_valid) begin
-                    end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -52081,32 +46823,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     else if (adv_valid) begin
                         adv_ready = 1'b1;
                     end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -52128,30 +46844,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                         req_ready = 1'b1;
                     end
                 end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
             req_ready = 1'b0;
@@ -52160,30 +46852,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     always @(*) begin
         rsp_valid = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
             RwState$Rsp:
                 begin
                     rsp_valid = 1'b1;
@@ -52208,38 +46876,11 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                         ra = req_qp;
                     end
                 end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ram$write_enable = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     ram$write_enable = 1'b1;
@@ -52251,21 +46892,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
             RwState$Adv:
                 begin
                     ram$write_enable = 1'b1;
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -52278,33 +46904,9 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     always @(*) begin
         pf$write_enable = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     pf$write_enable = 1'b1;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if (f_done$q & (state$q != RwState$Cfg)) begin
@@ -52335,18 +46937,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     always @(*) begin
         fs_go = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -52361,38 +46951,12 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     else if (~f_busy$q) begin
                         fs_go = 1'b1;
                     end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         rd_a = ((({{10{1'b0}}, qp$q} << k_pl) | (idx$q[15:0] & smask[15:0])) << 32'h4) | {{12{1'b0}}, (beat$q + 4'h1)};
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -52404,22 +46968,6 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                     else if (hit) begin
                         rd_a = (({{10{1'b0}}, qp$q} << k_pl) | (x_ci[15:0] & smask[15:0])) << 32'h4;
                     end
-                    else if (~f_busy$q) begin
-                    end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -53401,8 +47949,6 @@ module rnic_core$rx_send$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -53417,16 +47963,12 @@ module rnic_core$rx_send$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -54707,78 +49249,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         opcode$d = hq$data_out[(32'h0)+:(4)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -54789,78 +49259,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     if (~hq$empty) begin
                         ddp_last$d = hq$data_out[32'h4];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -54873,78 +49271,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         qn$d = hq$data_out[(32'h5)+:(2)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -54955,78 +49281,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     if (~hq$empty) begin
                         msn$d = hq$data_out[(32'h7)+:(32)];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -55039,78 +49293,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         mo$d = hq$data_out[(32'h27)+:(32)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -55121,78 +49303,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     if (~hq$empty) begin
                         inv$d = hq$data_out[(32'h47)+:(32)];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -55205,78 +49315,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         len$d = hq$data_out[(32'h67)+:(16)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -55287,78 +49325,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     if (~hq$empty) begin
                         conn$d = hq$data_out[(32'h77)+:(32)];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -55371,593 +49337,77 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         qpn$d = hq$data_out[(32'h97)+:(32)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_status$d = w_status$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_status$d = rsp_status;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_msn$d = w_msn$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_msn$d = rsp_msn;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_cq$d = w_cq$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_cq$d = rsp_cq;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_wr_id$d = w_wr_id$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_wr_id$d = rsp_wr_id;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         nsge_r$d = nsge_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         nsge_r$d = rsp_nsge;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         tot$d = tot$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         tot$d = rsp_total;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ck$d = ck$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     ck$d = 3'h0;
@@ -55970,8 +49420,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     else if (s_len == 32'h0) begin
                         ck$d = ck$q + 3'h1;
                     end
-                    else begin
-                    end
                 end
             SpState$SRes:
                 begin
@@ -55983,82 +49431,17 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         end
                     end
                 end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
                         ck$d = ck$q + 3'h1;
                     end
-                    else begin
-                    end
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cbase$d = cbase$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     cbase$d = 32'h0;
@@ -56068,114 +49451,21 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     if (ck$q == nsge_r$q) begin
                         cbase$d = 32'h0;
                     end
-                    else if (s_len == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
                 end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
                         cbase$d = cend[(32'h0)+:(32)];
                     end
-                    else begin
-                    end
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         m$d = m$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     m$d = mo$q;
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
                 end
             SpState$Push:
                 begin
@@ -56183,125 +49473,20 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         m$d = m$q + c_n$q;
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         r$d = r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     r$d = {{16{1'b0}}, len$q};
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
                 end
             SpState$Push:
                 begin
                     if (~cq$full) begin
                         r$d = r$q - c_n$q;
                     end
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -56328,20 +49513,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         prem$d = prem$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
             DState$Data:
                 begin
                     if (out_fire) begin
                         prem$d = prem$q - {{27{1'b0}}, g_k};
                     end
-                end
-            DState$End:
-                begin
                 end
         endcase
         if (take) begin
@@ -56360,18 +49536,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 gbuf$d = gbuf_after | ins;
             end
         end
-        else if (dstate$q == DState$End) begin
-        end
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
-            DState$Data:
-                begin
-                end
             DState$End:
                 begin
                     if (in_done$q) begin
@@ -56391,18 +49556,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 cnt$d = cnt_in;
             end
         end
-        else if (dstate$q == DState$End) begin
-        end
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
-            DState$Data:
-                begin
-                end
             DState$End:
                 begin
                     if (in_done$q) begin
@@ -56427,15 +49581,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             end
         end
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
-            DState$Data:
-                begin
-                end
             DState$End:
                 begin
                     if (in_done$q) begin
@@ -56450,12 +49595,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         gk_r$d = gk_r$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
             DState$Data:
                 begin
                     if (out_fire) begin
@@ -56467,9 +49606,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                             gk_r$d = prem$q[(32'h0)+:(5)] - 5'h8;
                         end
                     end
-                end
-            DState$End:
-                begin
                 end
         endcase
         if (take) begin
@@ -56486,20 +49622,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         pmore_r$d = pmore_r$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
             DState$Data:
                 begin
                     if (out_fire) begin
                         pmore_r$d = prem$q > 32'h10;
                     end
-                end
-            DState$End:
-                begin
                 end
         endcase
         if (take) begin
@@ -56513,18 +49640,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         e_cause$d = e_cause$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     if (w_status$q == 2'h3) begin
@@ -56544,13 +49659,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     else if (msg_end_r$q > total_r$q) begin
                         e_cause$d = k_c_long;
                     end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
                 end
             SpState$SRes:
                 begin
@@ -56558,12 +49666,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         if (res_fault != 3'h0) begin
                             e_cause$d = k_c_prot;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -56572,24 +49675,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                             e_cause$d = k_c_prot;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
                 end
             SpState$IRes:
                 begin
@@ -56601,50 +49686,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         end
                     end
                 end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         e_cqe$d = e_cqe$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     e_cqe$d = 1'b0;
@@ -56663,13 +49709,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     else if (msg_end_r$q > total_r$q) begin
                         e_cqe$d = 1'b1;
                     end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
                 end
             SpState$SRes:
                 begin
@@ -56677,12 +49716,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         if (res_fault != 3'h0) begin
                             e_cqe$d = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -56691,24 +49725,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                             e_cqe$d = 1'b1;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
                 end
             SpState$IRes:
                 begin
@@ -56720,50 +49736,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         end
                     end
                 end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         e_status$d = e_status$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     e_status$d = k_wc_len_err;
@@ -56776,17 +49753,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     else if (w_status$q == 2'h2) begin
                         e_status$d = k_wc_qp_err;
                     end
-                    else if ({{2{1'b0}}, mo$q} > total_r$q) begin
-                    end
-                    else if (msg_end_r$q > total_r$q) begin
-                    end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
                 end
             SpState$SRes:
                 begin
@@ -56794,12 +49760,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         if (res_fault != 3'h0) begin
                             e_status$d = k_wc_prot;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -56808,24 +49769,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                             e_status$d = k_wc_prot;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
                 end
             SpState$IRes:
                 begin
@@ -56836,33 +49779,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                             e_status$d = k_wc_inv;
                         end
                     end
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -56891,90 +49807,16 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             if (cq$data_out[32'h0]) begin
                 rt_first$d = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
         c_send$d = c_send$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
             SpState$Cpl:
                 begin
                     if (d_idle & cpl_ready) begin
                         c_send$d = c_send$q + 32'h1;
                     end
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -56984,83 +49826,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         c_term_tx$d = c_term_tx$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
             SpState$ErrTerm:
                 begin
                     if (d_idle & term_ready) begin
                         c_term_tx$d = c_term_tx$q + 32'h1;
                     end
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -57070,78 +49840,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         c_term_rx$d = c_term_rx$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
             SpState$RtOut:
                 begin
                     if (d_idle & rterm_ready) begin
@@ -57166,98 +49864,13 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         else if (hq$data_out[(32'h9d)+:(26)] != 26'h0) begin
                             c_drop$d = c_drop$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
                 end
             SpState$Decide:
                 begin
                     if (w_status$q == 2'h3) begin
                         c_drop$d = c_drop$q + 32'h1;
                     end
-                    else if (w_status$q == 2'h1) begin
-                    end
-                    else if (w_msn$q != msn$q) begin
-                    end
-                    else if (w_status$q == 2'h2) begin
-                    end
-                    else if ({{2{1'b0}}, mo$q} > total_r$q) begin
-                    end
-                    else if (msg_end_r$q > total_r$q) begin
-                    end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -57275,83 +49888,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         else if (hq$data_out[(32'h5)+:(2)] == k_qn_rreq) begin
                             c_rreq$d = c_rreq$q + 32'h1;
                         end
-                        else if (hq$data_out[(32'h9d)+:(26)] != 26'h0) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -57369,33 +49906,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         off_r$d = off_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -57404,83 +49914,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         off_r$d = off;
                     end
                 end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         lsel_r$d = lsel_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -57489,83 +49927,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         lsel_r$d = rsp_sge_len;
                     end
                 end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         base_r$d = base_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -57573,51 +49939,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     else begin
                         base_r$d = rsp_sge_addr;
                     end
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -57632,36 +49953,13 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         c_prot$d = c_prot$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
             SpState$SRes:
                 begin
                     if (res_valid) begin
                         if (res_fault != 3'h0) begin
                             c_prot$d = c_prot$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -57670,54 +49968,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                             c_prot$d = c_prot$q + 32'h1;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -57733,110 +49983,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         pd$d = hq$data_out[(32'hb7)+:(32)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         key_r$d = key_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -57845,94 +49996,16 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         key_r$d = rsp_sge_lkey;
                     end
                 end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         t_addr$d = t_addr$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
             SpState$XRes:
                 begin
                     if (res_valid) begin
                         t_addr$d = res_addr;
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
                 end
             SpState$Push:
                 begin
@@ -57940,71 +50013,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         t_addr$d = t_addr$q + {{32{1'b0}}, c_n$q};
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         t_avail$d = t_avail$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
             SpState$XRes:
                 begin
                     if (res_valid) begin
@@ -58014,98 +50027,17 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         end
                     end
                 end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     if (~cq$full) begin
                         t_avail$d = t_avail$q - c_n$q;
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_reuse$d = c_reuse$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     if (~cq$full) begin
@@ -58114,128 +50046,18 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         end
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_inv$d = c_inv$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
             SpState$IRes:
                 begin
                     if (res_valid) begin
                         if (res_fault == 3'h0) begin
                             c_inv$d = c_inv$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -58245,51 +50067,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         c_inv_err$d = c_inv_err$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
             SpState$IRes:
                 begin
                     if (res_valid) begin
@@ -58300,33 +50077,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         end
                     end
                 end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
         if (reset) begin
             c_inv_err$d = 32'h0;
@@ -58335,162 +50085,18 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         c_addr$d = c_addr$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
             SpState$Calc:
                 begin
                     c_addr$d = addr;
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_n$d = c_n$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
             SpState$Calc:
                 begin
                     c_n$d = n;
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -58519,9 +50125,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         dstate$d = dstate$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     if (dma_wr_ready) begin
@@ -58561,8 +50164,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             if (cq$data_out[32'h0]) begin
                 d_capt$d = cq$data_out[32'h1];
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -58577,81 +50178,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         req_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
             SpState$Req:
                 begin
                     req_valid = 1'b1;
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -58661,163 +50190,22 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         rsp_ready = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     rsp_ready = 1'b1;
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         adv_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
             SpState$Adv:
                 begin
                     adv_valid = 1'b1;
                 end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
             SpState$ErrAdv:
                 begin
                     adv_valid = 1'b1;
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -58827,322 +50215,37 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         adv_err = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
             SpState$ErrAdv:
                 begin
                     adv_err = 1'b1;
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cpl_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
             SpState$Cpl:
                 begin
                     cpl_valid = d_idle;
                 end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_valid = 1'b1;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
             SpState$ErrTerm:
                 begin
                     term_valid = d_idle;
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         rterm_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
             SpState$RtOut:
                 begin
                     rterm_valid = d_idle;
@@ -59152,80 +50255,11 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         qp_err_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
             SpState$ErrAdv:
                 begin
                     if (adv_ready) begin
                         qp_err_valid = 1'b1;
                     end
-                end
-            SpState$RtRun:
-                begin
                 end
             SpState$RtOut:
                 begin
@@ -59242,9 +50276,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         dma_wr_valid = 1'b0;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     dma_wr_valid = 1'b1;
@@ -59253,26 +50284,14 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 begin
                     dma_wr_valid = (cnt$q >= g_k) | in_done$q;
                 end
-            DState$End:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dma_wr_hdr = 1'b0;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     dma_wr_hdr = 1'b1;
-                end
-            DState$Data:
-                begin
-                end
-            DState$End:
-                begin
                 end
         endcase
     end
@@ -59282,18 +50301,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         dma_wr_data = gbuf$q[(32'h0)+:(64)];
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     dma_wr_data = paddr$q;
-                end
-            DState$Data:
-                begin
-                end
-            DState$End:
-                begin
                 end
         endcase
     end
@@ -59306,81 +50316,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         cpl_byte_len = mo$q + {{16{1'b0}}, len$q};
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_byte_len = 32'h0;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -59393,81 +50331,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         cpl_status = 8'h0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_status = e_status$q;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -59480,81 +50346,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             cpl_flags = cpl_flags | k_f_inv;
         end
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_flags = 8'h0;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -59564,162 +50358,18 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             cpl_imm = inv$q;
         end
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_imm = 32'h0;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cpl_term = 32'h0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_term = k_term_present | {{16{1'b0}}, e_cause$q};
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -59804,21 +50454,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         chk_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
             SpState$SChk:
                 begin
                     if (ck$q == nsge_r$q) begin
@@ -59829,9 +50464,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         chk_valid = 1'b1;
                     end
                 end
-            SpState$SRes:
-                begin
-                end
             SpState$XChk:
                 begin
                     if (x_len == 32'h0) begin
@@ -59840,140 +50472,26 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         chk_valid = 1'b1;
                     end
                 end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
             SpState$IChk:
                 begin
                     chk_valid = 1'b1;
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         res_ready = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
             SpState$SRes:
                 begin
                     res_ready = 1'b1;
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
                     res_ready = 1'b1;
                 end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
             SpState$IRes:
                 begin
                     res_ready = 1'b1;
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -60117,78 +50635,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         hq$read = 1'b1;
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -60209,78 +50655,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         inv_out = hq_inv;
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -60292,42 +50666,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         cq$write = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     if (~cq$full) begin
@@ -60339,18 +50677,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                     if (~cq$full) begin
                         cq$write = 1'b1;
                     end
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
                 end
             SpState$Drain:
                 begin
@@ -60364,65 +50690,17 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         cq$write = 1'b1;
                     end
                 end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
             SpState$RtRun:
                 begin
                     if (~cq$full) begin
                         cq$write = 1'b1;
                     end
                 end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         cq_in = 82'h0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     cq_in = {c_addr$q, c_n$q[(32'h0)+:(16)], {2{1'b0}}};
@@ -60431,18 +50709,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 begin
                     cq_in = k_cmd_end;
                 end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
             SpState$Drain:
                 begin
                     cq_in = k_cmd_end;
@@ -60451,21 +50717,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 begin
                     cq_in = k_cmd_end;
                 end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
             SpState$RtRun:
                 begin
                     cq_in = k_cmd_end_capt;
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -60524,8 +50778,6 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         in_fire = 1'b0;
         if (gear_on) begin
             in_fire = in_en & dd_valid;
-        end
-        else if (dstate$q == DState$End) begin
         end
     end
     always @(*) begin
@@ -62914,8 +53166,6 @@ module rnic_core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_valid,seq,
         else if (fin) begin
             reason = 8'h2;
         end
-        else if ((seq == c_rcv_nxt) & ({{16{1'b0}}, pay_len} <= c_rcv_wnd)) begin
-        end
     end
     always @(*) begin
         decide = c_have & hdr_valid & ~dv$q & (up_ready | ~fast);
@@ -63715,8 +53965,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     else if (sn$q == 9'h1) begin
                         state$d = SendCplState$Idle;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -63743,12 +53991,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                 begin
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         tail$d = tail$q + 8'h1;
-                    end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -63781,12 +54023,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                 begin
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         cnt$d = cnt$q + 9'h1;
-                    end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -63825,10 +54061,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     else if (rd_valid & |cnt$q) begin
                         sp$d = head$q;
                     end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -63866,10 +54098,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     end
                     else if (rd_valid & |cnt$q) begin
                         sn$d = cnt$q;
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -63927,8 +54155,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     else if (~tab$read_data[32'h4]) begin
                         c_no_cq$d = c_no_cq$q + 32'h1;
                     end
-                    else if ((e_kind == k_ready) | ((e_kind == k_read) & e_done) | ((e_kind == k_ack) & (acked | ~ack_wait))) begin
-                    end
                 end
             SendCplState$Emit:
                 begin
@@ -63961,10 +54187,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     if (tab$read_data[32'h5] | (e_cur_ep != e_ep)) begin
                         c_off$d = c_off$q + 32'h1;
                     end
-                    else if (~tab$read_data[32'h4]) begin
-                    end
-                    else if ((e_kind == k_ready) | ((e_kind == k_read) & e_done) | ((e_kind == k_ack) & (acked | ~ack_wait))) begin
-                    end
                 end
             SendCplState$Emit:
                 begin
@@ -63992,8 +54214,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     else if (rd_valid & ~tx_valid) begin
                         c_orphan$d = c_orphan$q + 32'h1;
                     end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -64015,8 +54235,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                         if (~tx_valid) begin
                             c_orphan$d = c_orphan$q + 32'h1;
                         end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -64118,10 +54336,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     if ((e_kind == k_read) & ~e_done & (e_qp == rd_qp) & (e_wr_id == rd_wr_id)) begin
                         ram$write_address = sp$q;
                     end
-                    else if (sn$q == 9'h1) begin
-                    end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -64151,10 +54365,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     if ((e_kind == k_read) & ~e_done & (e_qp == rd_qp) & (e_wr_id == rd_wr_id)) begin
                         ram$write_data = (ram$read_data & k_keep) | ({{125{1'b0}}, rd_len} << 32'h40) | ({{149{1'b0}}, rd_status} << 32'h80) | k_done;
                     end
-                    else if (sn$q == 9'h1) begin
-                    end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -64168,12 +54378,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                 begin
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         ram$write_enable = 1'b1;
-                    end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -64192,10 +54396,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                 begin
                     if ((e_kind == k_read) & ~e_done & (e_qp == rd_qp) & (e_wr_id == rd_wr_id)) begin
                         ram$write_enable = 1'b1;
-                    end
-                    else if (sn$q == 9'h1) begin
-                    end
-                    else begin
                     end
                 end
             default:
@@ -64302,12 +54502,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         tx_ready = 1'b1;
                     end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -64341,8 +54535,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     else if (rd_valid & ~tx_valid) begin
                         rd_ready = 1'b1;
                     end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -64365,8 +54557,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                         if (~tx_valid) begin
                             rd_ready = 1'b1;
                         end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -64420,8 +54610,6 @@ module rnic_core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cfg_on,ac
                     end
                     else if (~tab$read_data[32'h4]) begin
                         pop = 1'b1;
-                    end
-                    else if ((e_kind == k_ready) | ((e_kind == k_read) & e_done) | ((e_kind == k_ack) & (acked | ~ack_wait))) begin
                     end
                 end
             SendCplState$Emit:
@@ -66291,8 +56479,6 @@ module rnic_core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pb
                 if (wr_ok) begin
                     inv_pend$d = 1'b1;
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -68142,8 +58328,6 @@ module rnic_core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_valid,rd_co
         end
         else if ((st$q == 3'h1) & (ctx_ack == ctx_acked)) begin
             n_piggy$d = n_piggy$q + 32'h1;
-        end
-        else if (st$q == 3'h1) begin
         end
         if (reset) begin
             n_piggy$d = 32'h0;
@@ -70183,8 +60367,6 @@ module rnic_core$tx_framer$hdr(clock,reset,rec_data,rec_empty,rec_read,dat_data,
                     hold6$d = dd[(32'h10)+:(48)];
                 end
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -70444,8 +60626,6 @@ module rnic_core$tx_framer$hdr(clock,reset,rec_data,rec_empty,rec_read,dat_data,
                 if (~dat_empty) begin
                     dat_read = 1'b1;
                 end
-            end
-            else begin
             end
         end
     end
@@ -71415,10 +61595,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 crc_en$d = d_crc_en;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         mk_en$d = mk_en$q;
@@ -71426,10 +61602,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             if (d_valid & d_ready) begin
                 mk_en$d = d_mk_en;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71439,10 +61611,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 opcode$d = d_opcode;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         last$d = last$q;
@@ -71450,10 +61618,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             if (d_valid & d_ready) begin
                 last$d = d_last;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71463,10 +61627,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 stag$d = d_stag;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         to$d = to$q;
@@ -71474,10 +61634,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             if (d_valid & d_ready) begin
                 to$d = d_to;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71487,10 +61643,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 qn$d = d_qn;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         msn$d = msn$q;
@@ -71498,10 +61650,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             if (d_valid & d_ready) begin
                 msn$d = d_msn;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71511,10 +61659,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 mo$d = d_mo;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         pay_len$d = pay_len$q;
@@ -71523,10 +61667,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 pay_len$d = d_pay_len;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         side$d = side$q;
@@ -71534,10 +61674,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             if (d_valid & d_ready) begin
                 side$d = d_side;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71552,8 +61688,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 fw$d = nfw;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         wph$d = wph$q;
@@ -71567,8 +61701,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 wph$d = wph$q + 7'h2;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         woff$d = woff$q;
@@ -71581,8 +61713,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             if (adv & ~stall) begin
                 woff$d = woff2;
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71599,8 +61729,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                     end
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71625,8 +61753,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         pay_rem$d = pay_rem$q;
@@ -71644,8 +61770,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                     end
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71666,8 +61790,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         drain$d = drain$q;
@@ -71681,8 +61803,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 drain$d = drain_nx;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         q_data$d = q_data$q;
@@ -71692,8 +61812,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             if (adv & ~stall) begin
                 q_data$d = {{32{1'b0}}, w0} | ({{32{1'b0}}, w1} << 32'h20);
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71705,8 +61823,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 q_last$d = c0 | c1;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         q_half$d = q_half$q;
@@ -71716,8 +61832,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             if (adv & ~stall) begin
                 q_half$d = c0;
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71731,8 +61845,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             if (adv & ~stall) begin
                 q_valid$d = 1'b1;
             end
-        end
-        else begin
         end
         if (reset) begin
             q_valid$d = 1'b0;
@@ -71763,8 +61875,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         p_t$d = p_t$q;
@@ -71780,16 +61890,12 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         p_psum$d = p_psum$q;
         if (o_write) begin
             if (q_last$q) begin
                 p_psum$d = psum$q + bsum;
-            end
-            else begin
             end
         end
     end
@@ -71803,8 +61909,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                     p_crc_en$d = crc_en$q;
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -71821,8 +61925,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 end
             end
         end
-        else begin
-        end
         if (reset) begin
             p_v$d = 1'b0;
         end
@@ -71834,13 +61936,7 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 if (bad) begin
                     c_drop$d = c_drop$q + 32'h1;
                 end
-                else begin
-                end
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
         if (reset) begin
             c_drop$d = 32'h0;
@@ -71861,8 +61957,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 end
             end
         end
-        else begin
-        end
         if (reset) begin
             c_perr$d = 32'h0;
         end
@@ -71874,10 +61968,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 hwords$d = {{9{1'b0}}, d_hw};
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         fw_crc$d = fw_crc$q;
@@ -71885,10 +61975,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
             if (d_valid & d_ready) begin
                 fw_crc$d = d_fwc[(32'h0)+:(12)];
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -72041,8 +62127,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                 take = need_in;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         rem8 = 4'h8;
@@ -72127,8 +62211,6 @@ module rnic_core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_en,d_se
                     end
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -72388,8 +62470,6 @@ module rnic_core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc,crc_val
             if (last) begin
                 pad_state$d = step$out;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -72397,8 +62477,6 @@ module rnic_core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc,crc_val
         if (valid) begin
             if (last) begin
                 pad$d = lanes - keep;
-            end
-            else begin
             end
         end
     end
@@ -72408,8 +62486,6 @@ module rnic_core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc,crc_val
         if (valid) begin
             if (last) begin
                 stage2$d = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -74210,39 +64286,13 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
             else if (evict) begin
                 head$d = head$q + 10'h1;
             end
-            else begin
-            end
         end
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
             LogState$RDec:
                 begin
                     if (((una_mode == 2'h0) | (((una_snd_una - e_end) >> 32'h1f) == 32'h0)) & ~(in_valid & full)) begin
                         head$d = head$q + 10'h1;
                     end
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -74258,8 +64308,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
             else if (evict) begin
                 tail$d = tail$q + 10'h1;
             end
-            else begin
-            end
         end
         if (reset) begin
             tail$d = 10'h0;
@@ -74268,71 +64316,26 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
     always @(*) begin
         rp$d = rp$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     if (xs_gnt) begin
                         rp$d = head$q;
                     end
                 end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     rp$d = rp$q + 10'h1;
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         xend$d = xend$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     if (xs_gnt) begin
                         xend$d = tail$q;
                     end
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -74346,30 +64349,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
             end
         end
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
             LogState$XFin:
                 begin
                     pend$d = 1'b0;
@@ -74392,63 +64371,24 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
     always @(*) begin
         e$d = e$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
             LogState$RHead:
                 begin
                     e$d = ram$read_data;
                 end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
             LogState$XRead:
                 begin
                     e$d = ram$read_data;
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         nsent$d = nsent$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     if (xs_gnt) begin
                         nsent$d = 1'b0;
                     end
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
                 end
             LogState$XEmit:
                 begin
@@ -74456,32 +64396,11 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
                         nsent$d = 1'b1;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         desc_done$d = desc_done$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -74494,32 +64413,11 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
                         desc_done$d = 1'b1;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         req_done$d = req_done$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -74532,32 +64430,11 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
                         req_done$d = x_fin;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         pay_done$d = pay_done$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -74572,32 +64449,11 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
                         end
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         beat$d = beat$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -74610,43 +64466,16 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
                         beat$d = beat$q + 2'h1;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_sent$d = c_sent$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
             LogState$XEmit:
                 begin
                     if (desc_done$q & req_done$q & pay_done$q) begin
                         c_sent$d = c_sent$q + 32'h1;
                     end
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -74672,8 +64501,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
             if (pend$q) begin
                 c_busy$d = c_busy$q + 32'h1;
             end
-            else begin
-            end
         end
         if (reset) begin
             c_busy$d = 32'h0;
@@ -74682,30 +64509,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
     always @(*) begin
         c_empty$d = c_empty$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
             LogState$XFin:
                 begin
                     if (~nsent$q) begin
@@ -74745,24 +64548,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
     always @(*) begin
         x_off$d = x_off$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -74775,32 +64560,11 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
                         x_off$d = x_off$q + k_seg_read;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         x_busy$d = x_busy$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -74815,9 +64579,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
                     if (take & ~e_rr & dma_rd_cpl_last) begin
                         x_busy$d = 1'b0;
                     end
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -74863,8 +64624,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
             else if (evict) begin
                 ram$write_enable = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -74873,33 +64632,9 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
     always @(*) begin
         ram$read_address = head$q[(32'h0)+:(9)];
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
             LogState$XScan:
                 begin
                     ram$read_address = rp$q[(32'h0)+:(9)];
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -75025,8 +64760,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
             if (e_rr) begin
                 pay_data = rr_word;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -75038,8 +64771,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
                     pay_keep = 4'h4;
                 end
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -75047,8 +64778,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
         if ((st$q == LogState$XEmit) & desc_done$q & ~pay_done$q) begin
             if (e_rr) begin
                 pay_last = beat$q == 2'h3;
-            end
-            else begin
             end
         end
     end
@@ -75068,15 +64797,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
     always @(*) begin
         xs_req = 1'b0;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     xs_req = 1'b1;
@@ -75096,9 +64816,6 @@ module rnic_core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_en,in_m
             LogState$XEmit:
                 begin
                     xs_req = 1'b1;
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -76272,8 +65989,6 @@ module rnic_core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_valid,gra
         if (park_fire) begin
             if (m_now | m_hist | pw$q) begin
                 woke_n = woke_n | pmask;
-            end
-            else begin
             end
         end
     end
@@ -77938,8 +67653,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     else if (wqe_opcode == 8'h3) begin
                         msn0$d = state_ram$read_data[(32'h20)+:(32)] + 32'h1;
                     end
-                    else begin
-                    end
                 end
             SegState$Seg:
                 begin
@@ -78281,12 +67994,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     if (wqe_opcode == 8'h0) begin
                         is_tagged$d = 1'b1;
                     end
-                    else if (wqe_opcode == 8'h2) begin
-                    end
-                    else if (wqe_opcode == 8'h3) begin
-                    end
-                    else begin
-                    end
                 end
             SegState$Seg:
                 begin
@@ -78482,8 +68189,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     end
                     else if (wqe_opcode == 8'h3) begin
                         stag$d = wqe_imm;
-                    end
-                    else begin
                     end
                 end
             SegState$Seg:
@@ -79000,10 +68705,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     if (res_valid) begin
                         if (|res_fault) begin
                             status$d = c_prot_err;
-                        end
-                        else if (pre_other) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -80111,10 +69812,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                         if (|res_fault) begin
                             n_prot$d = n_prot$q + 32'h1;
                         end
-                        else if (pre_other) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             SegState$Skip:
@@ -80249,8 +69946,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                         else if (pre_other) begin
                             sk$d = sk$q - 3'h1;
                         end
-                        else begin
-                        end
                     end
                 end
             SegState$Skip:
@@ -80269,15 +69964,11 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     else if (wqe_sge_len == 32'h0) begin
                         sk$d = sk$q - 3'h1;
                     end
-                    else begin
-                    end
                 end
             SegState$Nxt:
                 begin
                     if (wqe_sge_len == 32'h0) begin
                         sk$d = sk$q + 3'h1;
-                    end
-                    else begin
                     end
                 end
             SegState$Off:
@@ -80525,8 +70216,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     if (soff$q >= wqe_sge_len) begin
                         soff$d = soff$q - wqe_sge_len;
                     end
-                    else begin
-                    end
                 end
             SegState$PSel:
                 begin
@@ -80576,10 +70265,6 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                 begin
                     if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
                         state_ram$read_address = xs_qp;
-                    end
-                    else if (wqe_valid & cq_room & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
-                    end
-                    else if (wqe_valid & cq_room & ~rr_pending$q & contend) begin
                     end
                 end
             SegState$XLoad:
@@ -81832,10 +71517,6 @@ module rnic_core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,valid,r
         else if (ov$q & ram_last) begin
             rd_slot$d = rd_slot$q + 2'h1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
         if (reset) begin
             rd_slot$d = 2'h0;
         end
@@ -81849,8 +71530,6 @@ module rnic_core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,valid,r
         end
         else if (head_ok) begin
             rcnt$d = rcnt$q + 10'h1;
-        end
-        else begin
         end
         if (reset) begin
             rcnt$d = 10'h0;
@@ -81883,8 +71562,6 @@ module rnic_core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,valid,r
         else if (head_ok) begin
             cur_addr$d = raddr;
         end
-        else begin
-        end
     end
     always @(*) begin
         slot = rd_slot$q;
@@ -81902,10 +71579,6 @@ module rnic_core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,valid,r
         else if (ov$q & ram_last) begin
             drained = 1'b1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         ram_addr = cur_addr$q;
@@ -81915,8 +71588,6 @@ module rnic_core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,valid,r
         end
         else if (head_ok) begin
             ram_addr = raddr;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -84471,10 +74142,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
                     if (|(off$q & (64'h1 << qp$q))) begin
                         n_skip$d = n_skip$q + 32'h1;
                     end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
-                    end
                 end
             FetchState$Issue:
                 begin
@@ -84697,10 +74364,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
                     if (|(off$q & (64'h1 << qp$q))) begin
                         cis$write_enable = 1'b1;
                     end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
-                    end
                 end
             FetchState$Issue:
                 begin
@@ -84733,10 +74396,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
                     if (|(off$q & (64'h1 << qp$q))) begin
                         cis$write_address = qp$q;
                     end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
-                    end
                 end
             FetchState$Issue:
                 begin
@@ -84768,10 +74427,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
                 begin
                     if (|(off$q & (64'h1 << qp$q))) begin
                         cis$write_data = d_prod$q;
-                    end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
                     end
                 end
             FetchState$Issue:
@@ -84934,8 +74589,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
                     end
                     else if (nn == 4'h0) begin
                         busy_next = busy_next & ~(64'h1 << qp$q);
-                    end
-                    else begin
                     end
                 end
             FetchState$Issue:
@@ -86650,8 +76303,6 @@ module rnic_core$wr_a_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -86666,16 +76317,12 @@ module rnic_core$wr_a_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -86849,8 +76496,6 @@ module rnic_core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_
                 locked$d = 1'b1;
             end
         end
-        else if (~locked$q & ~dma_wr_valid & other_valid) begin
-        end
         if (reset) begin
             locked$d = 1'b0;
         end
@@ -86862,8 +76507,6 @@ module rnic_core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_
                 if (other_valid) begin
                     sel$d = ~sel$q;
                 end
-            end
-            else begin
             end
         end
         else if (~locked$q & ~dma_wr_valid & other_valid) begin
@@ -86885,8 +76528,6 @@ module rnic_core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_keep,a_
         b_ready = 1'b0;
         if (sel$q) begin
             b_ready = dma_wr_ready;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -87147,8 +76788,6 @@ module rnic_core$wr_b_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -87163,16 +76802,12 @@ module rnic_core$wr_b_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -87439,8 +77074,6 @@ module rnic_core$wr_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_da
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -87455,16 +77088,12 @@ module rnic_core$wr_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid,out_da
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin

@@ -2749,8 +2749,6 @@ module rnic_ecpix5$arb(clock,reset,a_data,a_keep,a_last,a_valid,a_ready,b_data,b
             if (out_last) begin
                 served$d = sel;
             end
-            else begin
-            end
         end
         if (reset) begin
             served$d = 1'b0;
@@ -4034,8 +4032,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     if (bi$q == 4'h8) begin
                         rs$d = RxState$Check1;
                     end
-                    else begin
-                    end
                 end
             RxState$Check1:
                 begin
@@ -4140,8 +4136,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         if (cpl_rem$q <= 11'h8) begin
                             rs$d = RxState$Drain;
                         end
-                        else begin
-                        end
                     end
                 end
             RxState$Drain:
@@ -4245,8 +4239,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         if (in_last & (rxq$out_keep < 4'h4)) begin
                             bi$d = 4'h0;
                         end
-                        else begin
-                        end
                     end
                 end
             RxState$Mmio:
@@ -4288,8 +4280,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     if (in_valid) begin
                         if (in_last) begin
                             nb$d = bi$q + 4'h1;
-                        end
-                        else if (bi$q == 4'h7) begin
                         end
                     end
                 end
@@ -4337,8 +4327,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         if (in_last) begin
                             ended$d = 1'b1;
                         end
-                        else if (bi$q == 4'h7) begin
-                        end
                     end
                 end
             RxState$Pad:
@@ -4359,8 +4347,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         ended$d = in_last;
                         if (in_last & (rxq$out_keep < 4'h4)) begin
                             ended$d = 1'b0;
-                        end
-                        else begin
                         end
                     end
                 end
@@ -4390,8 +4376,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                 begin
                     if (ended$q) begin
                         ended$d = 1'b0;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -4849,12 +4833,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         else if (h_fw & ((h_addr[(32'h0)+:(2)] != 2'h0) | (h_addr[(32'hd)+:(51)] != 51'h0))) begin
                             d_reason$d = 8'h3;
                         end
-                        else if (h_op == 8'h13) begin
-                        end
-                        else if (k_valid$q & (k_seq$q == hdr$q[(32'h170)+:(32)]) & (k_op$q == h_op)) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Act:
@@ -4996,8 +4974,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     else if (d_act$q == 3'h4) begin
                         cpl_rem$d = h_len[(32'h0)+:(11)];
                     end
-                    else if (~a_pend$q) begin
-                    end
                 end
             RxState$Value:
                 begin
@@ -5063,8 +5039,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (d_act$q == 3'h4) begin
                         cpl_final$d = r_rem$q <= 13'h400;
-                    end
-                    else if (~a_pend$q) begin
                     end
                 end
             RxState$Value:
@@ -5338,10 +5312,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         else if (h_op == 8'h3) begin
                             k_valid$d = 1'b1;
                         end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -5404,10 +5374,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         else if (h_op == 8'h3) begin
                             k_seq$d = hdr$q[(32'h170)+:(32)];
                         end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -5466,10 +5432,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         end
                         else if (h_op == 8'h3) begin
                             k_op$d = h_op;
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -5530,10 +5492,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         else if (h_op == 8'h3) begin
                             k_value$d = dev_seq$q;
                         end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -5543,8 +5501,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                 begin
                     if (h_wr) begin
                         k_value$d = 32'h0;
-                    end
-                    else begin
                     end
                 end
             RxState$MmioWait:
@@ -5608,10 +5564,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         else if (h_op == 8'h3) begin
                             a_pend$d = 1'b1;
                         end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -5621,8 +5573,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                 begin
                     if (h_wr) begin
                         a_pend$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             RxState$MmioWait:
@@ -5657,14 +5607,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (a_pend$q) begin
                         a_pend$d = 1'b0;
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -5719,14 +5661,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         a_op$d = h_op | 8'h80;
                         if (d_act$q == 3'h2) begin
                             a_op$d = 8'h7f;
-                        end
-                        else if (d_act$q == 3'h5) begin
-                        end
-                        else if (h_op == 8'h3) begin
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -5887,14 +5821,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         if (d_act$q == 3'h2) begin
                             a_tag$d = h_op;
                         end
-                        else if (d_act$q == 3'h5) begin
-                        end
-                        else if (h_op == 8'h3) begin
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -5949,14 +5875,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         a_status$d = 8'h0;
                         if (d_act$q == 3'h2) begin
                             a_status$d = d_reason$q;
-                        end
-                        else if (d_act$q == 3'h5) begin
-                        end
-                        else if (h_op == 8'h3) begin
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -6017,10 +5935,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         else if (h_op == 8'h3) begin
                             a_value$d = dev_seq$q;
                         end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -6030,8 +5944,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                 begin
                     if (h_wr) begin
                         a_value$d = 32'h0;
-                    end
-                    else begin
                     end
                 end
             RxState$MmioWait:
@@ -6084,12 +5996,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                             p_pend$d = 1'b1;
                         end
                     end
-                    else if (d_act$q == 3'h6) begin
-                    end
-                    else if (d_act$q == 3'h4) begin
-                    end
-                    else if (~a_pend$q) begin
-                    end
                 end
             RxState$Value:
                 begin
@@ -6118,16 +6024,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                 begin
                     if (p_pend$q) begin
                         p_pend$d = 1'b0;
-                    end
-                    else if (a_pend$q) begin
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6177,12 +6073,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                             p_sha$d = hdr$q[(32'hb0)+:(48)];
                         end
                     end
-                    else if (d_act$q == 3'h6) begin
-                    end
-                    else if (d_act$q == 3'h4) begin
-                    end
-                    else if (~a_pend$q) begin
-                    end
                 end
             RxState$Value:
                 begin
@@ -6230,12 +6120,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         if (~p_pend$q) begin
                             p_spa$d = hdr$q[(32'he0)+:(32)];
                         end
-                    end
-                    else if (d_act$q == 3'h6) begin
-                    end
-                    else if (d_act$q == 3'h4) begin
-                    end
-                    else if (~a_pend$q) begin
                     end
                 end
             RxState$Value:
@@ -6296,8 +6180,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                                 r_out$d = 1'b0;
                             end
                         end
-                        else begin
-                        end
                     end
                 end
             RxState$CplZero:
@@ -6307,8 +6189,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                             if (cpl_final$q) begin
                                 r_out$d = 1'b0;
                             end
-                        end
-                        else begin
                         end
                     end
                 end
@@ -6347,10 +6227,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (r_send$q) begin
                         r_send$d = 1'b0;
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6395,10 +6271,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                             r_seq_ok$d = 1'b1;
                         end
                     end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6435,10 +6307,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         if (~r_seq_ok$q) begin
                             r_seq$d = dev_seq$q;
                         end
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6505,8 +6373,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     else if (d_act$q == 3'h4) begin
                         r_exp$d = r_exp$q + {{48{1'b0}}, h_len};
                     end
-                    else if (~a_pend$q) begin
-                    end
                 end
             RxState$Value:
                 begin
@@ -6559,8 +6425,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (d_act$q == 3'h4) begin
                         r_rem$d = r_rem$q - chunk;
-                    end
-                    else if (~a_pend$q) begin
                     end
                 end
             RxState$Value:
@@ -6621,8 +6485,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     else if (d_act$q == 3'h4) begin
                         r_timer$d = 24'h0;
                     end
-                    else if (~a_pend$q) begin
-                    end
                 end
             RxState$Value:
                 begin
@@ -6660,10 +6522,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (r_send$q) begin
                         r_timer$d = 24'h0;
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6706,8 +6564,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     else if (w_active$q) begin
                         ts$d = TxState$Sum;
                     end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6745,8 +6601,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         if (t_plen$q <= 11'h8) begin
                             ts$d = TxState$Idle;
                         end
-                        else begin
-                        end
                     end
                 end
             default:
@@ -6777,8 +6631,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (w_active$q) begin
                         dev_seq$d = dev_seq$q + 32'h1;
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6820,12 +6672,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     else if (h_known$q & (irq_q$q != irq_sent$q)) begin
                         irq_sent$d = irq_q$q;
                     end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6859,16 +6705,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     if (p_pend$q) begin
                         t_arp$d = 1'b1;
                     end
-                    else if (a_pend$q) begin
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6899,16 +6735,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     if (p_pend$q) begin
                         t_mac$d = p_sha$q;
                     end
-                    else if (a_pend$q) begin
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6938,16 +6764,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     t_ip$d = h_ip$q;
                     if (p_pend$q) begin
                         t_ip$d = p_spa$q;
-                    end
-                    else if (a_pend$q) begin
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -7016,8 +6832,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     else if (w_active$q) begin
                         t_op$d = 8'h11;
                     end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -7060,8 +6874,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (w_active$q) begin
                         t_seq$d = dev_seq$q;
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -7110,8 +6922,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     else if (w_active$q) begin
                         t_addr$d = w_addr$q;
                     end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -7147,8 +6957,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         else if ((a_op$q == 8'h81) | (a_op$q == 8'h85)) begin
                             t_len$d = 16'h4;
                         end
-                        else if (a_op$q == 8'h83) begin
-                        end
                     end
                     else if (h_known$q & (irq_q$q != irq_sent$q)) begin
                     end
@@ -7157,8 +6965,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (w_active$q) begin
                         t_len$d = {{3{1'b0}}, w_chunk};
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -7195,8 +7001,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         else if ((a_op$q == 8'h81) | (a_op$q == 8'h85)) begin
                             t_plen$d = 11'h4;
                         end
-                        else if (a_op$q == 8'h83) begin
-                        end
                     end
                     else if (h_known$q & (irq_q$q != irq_sent$q)) begin
                     end
@@ -7204,8 +7008,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (w_active$q) begin
                         t_plen$d = w_chunk[(32'h0)+:(11)];
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -7248,19 +7050,11 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         if (a_op$q == 8'h7f) begin
                             t_tag$d = a_tag$q;
                         end
-                        else if ((a_op$q == 8'h81) | (a_op$q == 8'h85)) begin
-                        end
-                        else if (a_op$q == 8'h83) begin
-                        end
                     end
                     else if (h_known$q & (irq_q$q != irq_sent$q)) begin
                     end
                     else if (r_send$q) begin
                         t_tag$d = r_tag$q;
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -7305,8 +7099,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                             t_flags$d = 8'h1;
                         end
                     end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -7340,18 +7132,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         if (a_op$q == 8'h7f) begin
                             t_status$d = a_status$q;
                         end
-                        else if ((a_op$q == 8'h81) | (a_op$q == 8'h85)) begin
-                        end
-                        else if (a_op$q == 8'h83) begin
-                        end
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -7383,14 +7163,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (a_pend$q) begin
                         t_value$d = a_value$q;
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -7571,8 +7343,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                                 w_active$d = 1'b0;
                             end
                         end
-                        else begin
-                        end
                     end
                 end
             default:
@@ -7675,8 +7445,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
         else if (~push_last & pop_last) begin
             tq_frames$d = tq_frames$q - 10'h1;
         end
-        else if (push_last) begin
-        end
         if (reset) begin
             tq_frames$d = 10'h0;
         end
@@ -7714,10 +7482,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         end
                         else if (h_op == 8'h3) begin
                             n_ok$d = n_ok$q + 32'h1;
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -7767,14 +7531,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                 begin
                     if (d_act$q == 3'h0) begin
                         n_drop$d = n_drop$q + 32'h1;
-                    end
-                    else if (d_act$q == 3'h1) begin
-                    end
-                    else if (d_act$q == 3'h6) begin
-                    end
-                    else if (d_act$q == 3'h4) begin
-                    end
-                    else if (~a_pend$q) begin
                     end
                 end
             RxState$Value:
@@ -7831,14 +7587,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     else if (~a_pend$q) begin
                         if (d_act$q == 3'h2) begin
                             n_nak$d = n_nak$q + 32'h1;
-                        end
-                        else if (d_act$q == 3'h5) begin
-                        end
-                        else if (h_op == 8'h3) begin
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -7899,12 +7647,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         else if (d_act$q == 3'h5) begin
                             n_dup$d = n_dup$q + 32'h1;
                         end
-                        else if (h_op == 8'h3) begin
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -7956,10 +7698,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     end
                     else if (d_act$q == 3'h6) begin
                         n_cpl_drop$d = n_cpl_drop$q + 32'h1;
-                    end
-                    else if (d_act$q == 3'h4) begin
-                    end
-                    else if (~a_pend$q) begin
                     end
                 end
             RxState$Value:
@@ -8026,8 +7764,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         if (ended$q) begin
                             n_trunc$d = n_trunc$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
                     else if (~a_pend$q) begin
                         if (d_act$q == 3'h2) begin
@@ -8040,10 +7776,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                             if (ended$q) begin
                                 n_trunc$d = n_trunc$q + 32'h1;
                             end
-                            else begin
-                            end
-                        end
-                        else begin
                         end
                     end
                 end
@@ -8052,8 +7784,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                     if (in_valid) begin
                         if (in_last & (rxq$out_keep < 4'h4)) begin
                             n_trunc$d = n_trunc$q + 32'h1;
-                        end
-                        else begin
                         end
                     end
                 end
@@ -8693,8 +8423,6 @@ module rnic_ecpix5$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_last
                         else begin
                             tx_wk = 4'h2;
                         end
-                    end
-                    else begin
                     end
                 end
             TxState$Value:
@@ -10405,8 +10133,6 @@ module rnic_ecpix5$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fc
                         c_ok$d = c_ok$q + 32'h1;
                     end
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -10425,10 +10151,6 @@ module rnic_ecpix5$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fc
                     else if (in_fcs_bad) begin
                         c_bad$d = c_bad$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-                else begin
                 end
             end
         end
@@ -10443,12 +10165,6 @@ module rnic_ecpix5$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fc
                 if (acc) begin
                     if (lo) begin
                         c_overflow$d = c_overflow$q + 32'h1;
-                    end
-                    else if (ov) begin
-                    end
-                    else if (in_fcs_bad) begin
-                    end
-                    else begin
                     end
                 end
                 else begin
@@ -10470,12 +10186,6 @@ module rnic_ecpix5$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fc
                     else if (ov) begin
                         c_oversize$d = c_oversize$q + 32'h1;
                     end
-                    else if (in_fcs_bad) begin
-                    end
-                    else begin
-                    end
-                end
-                else begin
                 end
             end
         end
@@ -10502,8 +10212,6 @@ module rnic_ecpix5$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fc
                 a_v$d = push;
             end
         end
-        else if (push) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -10518,8 +10226,6 @@ module rnic_ecpix5$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fc
                 a_data$d = dfifo$data_out[(32'h0)+:(64)];
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         a_keep$d = a_keep$q;
@@ -10530,8 +10236,6 @@ module rnic_ecpix5$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fc
             else begin
                 a_keep$d = dfifo$data_out[(32'h40)+:(4)];
             end
-        end
-        else if (push) begin
         end
     end
     always @(*) begin
@@ -10544,8 +10248,6 @@ module rnic_ecpix5$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fc
                 a_last$d = is_last;
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         a_tag$d = a_tag$q;
@@ -10557,16 +10259,12 @@ module rnic_ecpix5$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fc
                 a_tag$d = lfifo$data_out[(32'hc)+:(4)];
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (push) begin
@@ -10672,8 +10370,6 @@ module rnic_ecpix5$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_fc
             if (in_last) begin
                 if (acc) begin
                     lfifo$write = 1'b1;
-                end
-                else begin
                 end
             end
         end
@@ -16977,10 +16673,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                 sq_conn$d = rx_split$seg_conn;
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         sq_seq$d = sq_seq$q;
@@ -16988,10 +16680,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_seq$d = rx_parse$seq;
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
     end
     always @(*) begin
@@ -17001,10 +16689,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                 sq_mpa$d = rx_split$seg_mpa;
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         sq_end$d = sq_end$q;
@@ -17012,10 +16696,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_end$d = rx_parse$seq + {{16{1'b0}}, rx_parse$pay_len};
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
     end
     always @(*) begin
@@ -17025,10 +16705,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_adm$d = 1'b1;
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (dp_rst) begin
             sq_adm$d = 1'b0;
@@ -17040,10 +16716,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_refuse$d = sq_no_room;
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (dp_rst) begin
             sq_refuse$d = 1'b0;
@@ -17057,10 +16729,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                     rw_pend$d = 1'b1;
                 end
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (rw_pend$q & conn_table$rw_ready) begin
             rw_pend$d = 1'b0;
@@ -17081,10 +16749,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                 end
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         rw_seq$d = rw_seq$q;
@@ -17095,10 +16759,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                 end
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         cnt_no_slot$d = cnt_no_slot$q;
@@ -17108,10 +16768,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                     cnt_no_slot$d = cnt_no_slot$q + 32'h1;
                 end
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (dp_rst) begin
             cnt_no_slot$d = 32'h0;
@@ -17326,8 +16982,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
             if (mtx_rdy & mac_tx_last) begin
                 mx_prev$d = mx_sel;
             end
-            else begin
-            end
         end
         if (dp_rst) begin
             mx_prev$d = 2'h0;
@@ -17458,8 +17112,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                 end
             end
         end
-        else if (se_v$q) begin
-        end
         if (dp_rst) begin
             sh_v$d = 1'b0;
         end
@@ -17480,8 +17132,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                 end
             end
         end
-        else if (se_v$q) begin
-        end
     end
     always @(*) begin
         sh_val$d = sh_val$q;
@@ -17498,8 +17148,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                     sh_val$d = se_val$q;
                 end
             end
-        end
-        else if (se_v$q) begin
         end
     end
     always @(*) begin
@@ -18103,8 +17751,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
                 if (se_idx$q == sh_idx$q) begin
                     sn_out_val = se_val$q;
                 end
-                else begin
-                end
             end
         end
         else if (se_v$q) begin
@@ -18432,10 +18078,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         mpa_ram$read_address = sq_conn$q;
         if (sq_start) begin
             mpa_ram$read_address = rx_split$seg_conn;
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
     end
     always @(*) begin
@@ -20906,10 +20548,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         if (mx_sel == 2'h1) begin
             fr_sk$out_ready = mtx_rdy & ~mx_block;
         end
-        else if (mx_sel == 2'h2) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         mx_block = tx_ackgen$pend & (mx_prev$q != 2'h3) & ~mx_lock$q;
@@ -20941,8 +20579,6 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         end
         else if (mx_sel == 2'h2) begin
             fm_ready = mtx_rdy;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -23242,39 +22878,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         b0$d = in_data;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -23292,36 +22895,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         b1$d = in_data;
                     end
                 end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -23333,41 +22906,11 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         b2$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
             RxState$B2:
                 begin
                     if (in_valid) begin
                         b2$d = in_data;
                     end
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -23379,39 +22922,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                     if (in_valid) begin
                         b0_keep$d = in_keep;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -23430,39 +22940,7 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         if (b0$q[32'h7] | in_last) begin
                             early_end$d = ~b0$q[32'h7] & in_last;
                         end
-                        else begin
-                        end
                     end
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -23487,35 +22965,11 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         seg_done$d = in_last;
                     end
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     if (in_valid & ~seg_done$q) begin
                         seg_done$d = in_last;
                     end
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -23540,47 +22994,11 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         hold_last$d = in_last;
                     end
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         stopped$d = stopped$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     if ((qp_state$q != k_st_rts) & (qp_state$q != k_st_closing)) begin
@@ -23606,30 +23024,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         end
                     end
                 end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             stopped$d = 256'h0;
@@ -23644,39 +23038,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         len$d = in_len;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -23687,39 +23048,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                     if (in_valid) begin
                         conn$d = in_conn;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -23732,39 +23060,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         qpn$d = in_qpn;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -23775,39 +23070,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                     if (in_valid) begin
                         qp_state$d = in_qp_state;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -23820,39 +23082,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         pd$d = in_pd;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -23863,39 +23092,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                     if (in_valid) begin
                         bcnt$d = 3'h1;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (take) begin
@@ -23913,39 +23109,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         e0$d = masked;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -23956,39 +23119,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                     if (in_valid) begin
                         e1$d = 64'h0;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (take) begin
@@ -24006,39 +23136,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         e2$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (take) begin
             if (bcnt$q == 3'h2) begin
@@ -24054,39 +23151,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                     if (in_valid) begin
                         e3$d = 64'h0;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (take) begin
@@ -24104,39 +23168,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         e4$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (take) begin
             if (bcnt$q == 3'h4) begin
@@ -24153,39 +23184,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         e5$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (take) begin
             if (bcnt$q == 3'h5) begin
@@ -24196,15 +23194,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
     always @(*) begin
         d_err$d = d_err$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_err$d = 1'b1;
@@ -24237,9 +23226,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         d_err$d = 1'b0;
                     end
                 end
-            RxState$Chk:
-                begin
-                end
             RxState$Res:
                 begin
                     if (res_valid) begin
@@ -24250,38 +23236,11 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         end
                     end
                 end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         d_drop$d = d_drop$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_drop$d = 1'b0;
@@ -24291,59 +23250,12 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                     else if (|stop_hit | conn_out) begin
                         d_drop$d = 1'b1;
                     end
-                    else if ((len$q == 16'h0) | (b0_keep$q == 4'h0)) begin
-                    end
-                    else if (ctl[(32'h0)+:(2)] != k_ddp_version) begin
-                    end
-                    else if (short) begin
-                    end
-                    else if (~is_tagged & (qn > k_qn_term)) begin
-                    end
-                    else if (rctl[(32'h6)+:(2)] != k_rdmap_version) begin
-                    end
-                    else if (is_tagged) begin
-                    end
-                    else if (op_q == qn) begin
-                    end
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_cause$d = d_cause$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_cause$d = k_c_opcode;
@@ -24369,13 +23281,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                     else if (rctl[(32'h6)+:(2)] != k_rdmap_version) begin
                         d_cause$d = k_c_rdmap_ver;
                     end
-                    else if (is_tagged) begin
-                    end
-                    else if (op_q == qn) begin
-                    end
-                end
-            RxState$Chk:
-                begin
                 end
             RxState$Res:
                 begin
@@ -24401,374 +23306,83 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         end
                     end
                 end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         d_opcode$d = d_opcode$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_opcode$d = opcode;
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_ddp_last$d = d_ddp_last$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_ddp_last$d = ctl[32'h6];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_stag$d = d_stag$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_stag$d = hdr[(32'h90)+:(32)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_to$d = d_to$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_to$d = hdr[(32'h50)+:(64)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_qn$d = d_qn$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_qn$d = qn[(32'h0)+:(2)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_msn$d = d_msn$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_msn$d = hdr[(32'h50)+:(32)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_mo$d = d_mo$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_mo$d = hdr[(32'h30)+:(32)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_plen$d = d_plen$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_plen$d = len$q - hdr_len;
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_need$d = d_need$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_need$d = k_need_rw;
@@ -24776,53 +23390,11 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         d_need$d = k_need_lw;
                     end
                 end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_tagged$d = c_tagged$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
             RxState$Place:
                 begin
                     if (dma_pl$cmd_ready) begin
@@ -24830,21 +23402,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                             c_tagged$d = c_tagged$q + 32'h1;
                         end
                     end
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -24854,30 +23411,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
     always @(*) begin
         c_untagged$d = c_untagged$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
             RxState$UtRun:
                 begin
                     if (ut_pl$cmd_ready) begin
@@ -24890,12 +23423,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         c_untagged$d = c_untagged$q + 32'h1;
                     end
                 end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             c_untagged$d = 32'h0;
@@ -24904,39 +23431,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
             RxState$Term:
                 begin
                     if (term_ready) begin
@@ -24951,36 +23445,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
     always @(*) begin
         c_drop$d = c_drop$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     if (seg_done$q) begin
@@ -24992,9 +23456,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                             end
                         end
                     end
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -25022,50 +23483,23 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                 begin
                     in_ready = 1'b1;
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
             RxState$Place:
                 begin
                     in_ready = dma_pl$in_ready;
-                end
-            RxState$UtCmd:
-                begin
                 end
             RxState$UtRun:
                 begin
                     in_ready = ut_pl$in_ready;
                 end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     in_ready = ~seg_done$q;
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         chk_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     if ((qp_state$q != k_st_rts) & (qp_state$q != k_st_closing)) begin
@@ -25091,158 +23525,36 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                             chk_valid = 1'b1;
                         end
                     end
-                    else if (op_q == qn) begin
-                    end
                 end
             RxState$Chk:
                 begin
                     chk_valid = 1'b1;
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         res_ready = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
             RxState$Res:
                 begin
                     res_ready = 1'b1;
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         tag_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
             RxState$Place:
                 begin
                     if (dma_pl$cmd_ready) begin
                         tag_valid = 1'b1;
                     end
                 end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
             RxState$Term:
                 begin
                     term_valid = 1'b1;
@@ -25270,48 +23582,13 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
     always @(*) begin
         dma_pl$cmd_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
             RxState$Res:
                 begin
                     if (res_valid) begin
                         if (res_fault == 3'h0) begin
                             dma_pl$cmd_valid = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -25357,42 +23634,9 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
     always @(*) begin
         ut_pl$cmd_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
             RxState$UtCmd:
                 begin
                     ut_pl$cmd_valid = 1'b1;
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -25450,42 +23694,9 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
     always @(*) begin
         ut_valid = ut_pl$out_valid;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
             RxState$UtEmpty:
                 begin
                     ut_valid = 1'b1;
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -25495,84 +23706,18 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
     always @(*) begin
         ut_keep = ut_pl$out_keep;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
             RxState$UtEmpty:
                 begin
                     ut_keep = 4'h0;
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         ut_last = ut_pl$out_last;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
             RxState$UtEmpty:
                 begin
                     ut_last = 1'b1;
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -25764,9 +23909,6 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
     always @(*) begin
         take = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
             RxState$B1:
                 begin
                     if (in_valid) begin
@@ -25779,35 +23921,11 @@ module rnic_ecpix5$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_r
                         take = 1'b1;
                     end
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     if (in_valid & ~seg_done$q) begin
                         take = 1'b1;
                     end
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -26568,15 +24686,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         hdr_mode$d = cmd_hdr;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -26588,23 +24697,13 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         hold$d = cmd_hold;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold$d = in_data;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26617,23 +24716,13 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         hold_last$d = cmd_hold_last;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold_last$d = in_last;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26645,9 +24734,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                     if (cmd_valid) begin
                         off$d = cmd_off;
                     end
-                end
-            PlaceState$Hdr:
-                begin
                 end
             PlaceState$Data:
                 begin
@@ -26662,9 +24748,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                             off$d = off$q + n;
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26689,12 +24772,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                     if (out_ready) begin
                         rem$d = rem$q - clen;
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26738,9 +24815,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -26768,9 +24842,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -26782,9 +24853,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         pbl_idx$d = cmd_pbl_idx;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -26794,9 +24862,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                             end
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26809,34 +24874,16 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         ps$d = cmd_page_shift;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         crosses$d = crosses$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     if (out_ready) begin
                         crosses$d = page_left$q == {{16{1'b0}}, clen};
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26849,9 +24896,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         short$d = 1'b0;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -26860,24 +24904,13 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         else if (need_in) begin
                             short$d = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_short$d = c_short$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -26892,9 +24925,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
         if (reset) begin
             c_short$d = 32'h0;
@@ -26903,15 +24933,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     always @(*) begin
         c_long$d = c_long$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
             PlaceState$Drain:
                 begin
                     if (in_valid & in_last) begin
@@ -26971,9 +24992,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         crem_nx = crem$q - {{12{1'b0}}, n};
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -26998,26 +25016,11 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                 begin
                     cmd_ready = 1'b1;
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         in_ready = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     in_ready = out_ready & can_take;
@@ -27031,9 +25034,6 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     always @(*) begin
         out_valid = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_valid = 1'b1;
@@ -27042,26 +25042,14 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                 begin
                     out_valid = ~need_in | in_valid | hold_last$q;
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         out_hdr = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_hdr = 1'b1;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -27074,90 +25062,45 @@ module rnic_ecpix5$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     always @(*) begin
         out_data = shifted[(32'h0)+:(64)];
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_data = addr$q;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_keep = n;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_keep = 4'h0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_last = chunk_end;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_last = 1'b0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         fire = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     fire = out_valid & out_ready;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         took = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     took = fire & in_valid & can_take;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -28125,15 +26068,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         hdr_mode$d = cmd_hdr;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -28145,23 +26079,13 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         hold$d = cmd_hold;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold$d = in_data;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -28174,23 +26098,13 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         hold_last$d = cmd_hold_last;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold_last$d = in_last;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -28202,9 +26116,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                     if (cmd_valid) begin
                         off$d = cmd_off;
                     end
-                end
-            PlaceState$Hdr:
-                begin
                 end
             PlaceState$Data:
                 begin
@@ -28219,9 +26130,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                             off$d = off$q + n;
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -28246,12 +26154,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                     if (out_ready) begin
                         rem$d = rem$q - clen;
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -28295,9 +26197,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -28325,9 +26224,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -28339,9 +26235,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         pbl_idx$d = cmd_pbl_idx;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -28351,9 +26244,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                             end
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -28366,34 +26256,16 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         ps$d = cmd_page_shift;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         crosses$d = crosses$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     if (out_ready) begin
                         crosses$d = page_left$q == {{16{1'b0}}, clen};
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -28406,9 +26278,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         short$d = 1'b0;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -28417,24 +26286,13 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         else if (need_in) begin
                             short$d = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_short$d = c_short$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -28449,9 +26307,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
         if (reset) begin
             c_short$d = 32'h0;
@@ -28460,15 +26315,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
     always @(*) begin
         c_long$d = c_long$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
             PlaceState$Drain:
                 begin
                     if (in_valid & in_last) begin
@@ -28528,9 +26374,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                         crem_nx = crem$q - {{12{1'b0}}, n};
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -28555,26 +26398,11 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                 begin
                     cmd_ready = 1'b1;
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         in_ready = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     in_ready = out_ready & can_take;
@@ -28588,9 +26416,6 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
     always @(*) begin
         out_valid = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_valid = 1'b1;
@@ -28599,26 +26424,14 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
                 begin
                     out_valid = ~need_in | in_valid | hold_last$q;
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         out_hdr = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_hdr = 1'b1;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -28631,90 +26444,45 @@ module rnic_ecpix5$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cmd
     always @(*) begin
         out_data = shifted[(32'h0)+:(64)];
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_data = addr$q;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_keep = n;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_keep = 4'h0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_last = chunk_end;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_last = 1'b0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         fire = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     fire = out_valid & out_ready;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         took = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     took = fire & in_valid & can_take;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -30432,8 +28200,6 @@ module rnic_ecpix5$core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,i
                 if (acc) begin
                     wslot$d = wslot$q + 2'h1;
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -30491,8 +28257,6 @@ module rnic_ecpix5$core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,i
             if (in_last & in_commit) begin
                 if (acc) begin
                     c_queued$d = c_queued$q + 32'h1;
-                end
-                else begin
                 end
             end
         end
@@ -30566,8 +28330,6 @@ module rnic_ecpix5$core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,i
             if (in_last & in_commit) begin
                 if (acc) begin
                     meta$write = 1'b1;
-                end
-                else begin
                 end
             end
         end
@@ -31227,10 +28989,6 @@ module rnic_ecpix5$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,
             if (en & ~busy) begin
                 n_req$d = n_req$q + 32'h1;
             end
-            else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
-            end
-            else begin
-            end
         end
         if (pend$q & en & ~busy & ~(v1$q & third) & ~cancel) begin
             n_req$d = n_req$q + 32'h1;
@@ -31262,8 +29020,6 @@ module rnic_ecpix5$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,
             else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
                 n_defer$d = n_defer$q + 32'h1;
             end
-            else begin
-            end
         end
         if (reset) begin
             n_defer$d = 32'h0;
@@ -31283,8 +29039,6 @@ module rnic_ecpix5$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,
             else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
                 pend$d = 1'b1;
             end
-            else begin
-            end
         end
         if (pend$q & en & ~busy & ~(v1$q & third) & ~cancel) begin
             pend$d = 1'b0;
@@ -31303,8 +29057,6 @@ module rnic_ecpix5$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,
             end
             else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
                 pend_conn$d = conn1$q;
-            end
-            else begin
             end
         end
     end
@@ -31355,10 +29107,6 @@ module rnic_ecpix5$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd,
         if (v1$q & third) begin
             if (en & ~busy) begin
                 rq_valid = 1'b1;
-            end
-            else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
-            end
-            else begin
             end
         end
         if (pend$q & en & ~busy & ~(v1$q & third) & ~cancel) begin
@@ -31680,8 +29428,6 @@ module rnic_ecpix5$core$fb_sk(clock,reset,in_valid,in_data,in_ready,out_valid,ou
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -31696,16 +29442,12 @@ module rnic_ecpix5$core$fb_sk(clock,reset,in_valid,in_data,in_ready,out_valid,ou
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -32618,10 +30360,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                 rcount$d = rcount$q - 10'h1;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
         if (take_out) begin
             rcount$d = rcount$q - 10'h1;
         end
@@ -32717,8 +30455,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     c_span$d = c_span$q + 32'h1;
                 end
             end
-            else if (~mt_valid$q) begin
-            end
         end
         else if (rstate$q == 3'h2) begin
         end
@@ -32734,10 +30470,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     c_span$d = c_span$q + 32'h1;
                 end
             end
-            else begin
-            end
-        end
-        else begin
         end
         if (reset) begin
             c_span$d = 32'h0;
@@ -32755,18 +30487,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
             else if (~mt_valid$q) begin
                 c_err$d = c_err$q + 32'h1;
             end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
         if (reset) begin
             c_err$d = 32'h0;
@@ -32805,29 +30525,11 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                             c_sel$d = hit_idx;
                         end
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
                 else if (hit) begin
                     c_sel$d = hit_idx;
                 end
-                else begin
-                end
             end
-            else if (~mt_valid$q) begin
-            end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -32842,15 +30544,7 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     if (hit | free) begin
                         c_wp$d = 9'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -32865,10 +30559,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                 c_wp$d = n_wp;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_len$d = c_len$q;
@@ -32882,15 +30572,7 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     if (hit | free) begin
                         c_len$d = 16'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -32905,10 +30587,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                 c_len$d = n_slen;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_res$d = c_res$q;
@@ -32922,15 +30600,7 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     if (hit | free) begin
                         c_res$d = 64'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -32945,10 +30615,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                 c_res$d = n_res;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_rc$d = c_rc$q;
@@ -32962,15 +30628,7 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     if (hit | free) begin
                         c_rc$d = 3'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -32985,10 +30643,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                 c_rc$d = n_rc;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_bad$d = c_bad$q;
@@ -33002,15 +30656,7 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     if (hit | free) begin
                         c_bad$d = 1'b0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -33025,10 +30671,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                 c_bad$d = n_bad;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_end$d = c_end$q;
@@ -33036,18 +30678,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
         end
         else if (rstate$q == 3'h1) begin
             c_end$d = head[32'h1c];
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -33270,10 +30900,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                 dfifo$read = 1'b1;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
         if (take_out) begin
             dfifo$read = 1'b1;
         end
@@ -33307,8 +30933,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     rfifo$read = 1'b1;
                 end
             end
-            else begin
-            end
         end
         else begin
             if (out_ready) begin
@@ -33335,14 +30959,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
         else if (rstate$q == 3'h3) begin
             take_out = ~dfifo$empty;
         end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         mt_raise = 1'b0;
@@ -33358,10 +30974,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     else if (~mt_valid$q) begin
                         mt_raise = 1'b1;
                     end
-                end
-                else if (hit) begin
-                end
-                else begin
                 end
             end
             else if (~mt_valid$q) begin
@@ -33382,10 +30994,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     mt_raise = 1'b1;
                 end
             end
-            else begin
-            end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -33405,18 +31013,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     mt_new_cause = 16'h2002;
                 end
             end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -33451,8 +31047,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     s_clear = 1'b1;
                 end
             end
-            else begin
-            end
         end
         else begin
             if (out_ready) begin
@@ -33479,18 +31073,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                     s_clear_idx = hit_idx;
                 end
             end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -33543,18 +31125,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
         else if (rstate$q == 3'h1) begin
             meta$read_address = hit_idx;
         end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         meta$write_address = c_sel$q;
@@ -33582,10 +31152,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
                 end
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         sram$write_enable = 1'b0;
@@ -33603,10 +31169,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
             if (~dfifo$empty) begin
                 sram$write_enable = tot[32'h3] & ~c_wp_full;
             end
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -33674,8 +31236,6 @@ module rnic_ecpix5$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,in
         if (tot[32'h3]) begin
             if (c_wp_full) begin
                 n_bad = 1'b1;
-            end
-            else begin
             end
         end
     end
@@ -34809,8 +32369,6 @@ module rnic_ecpix5$core$fr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,ou
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -34825,16 +32383,12 @@ module rnic_ecpix5$core$fr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,ou
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -35469,8 +33023,6 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
                 else if ((fw_wdata == 32'h2) & t_ok) begin
                     tstate$d = 3'h2;
                 end
-                else begin
-                end
             end
         end
         if (reset | srst) begin
@@ -35570,8 +33122,6 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
         if (tx_take) begin
             if (tx_ra$q == tx_lastb$q) begin
                 tx_busy$d = 1'b0;
-            end
-            else begin
             end
         end
         if (wr & ((fw_addr == 24'h14) | (fw_addr == 24'h18)) & ~tx_busy$q & (fw_wdata >= 32'h1) & (fw_wdata <= 32'h800)) begin
@@ -35784,8 +33334,6 @@ module rnic_ecpix5$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,f
                 end
                 else if ((fw_wdata == 32'h2) & t_ok) begin
                     ct_rd_sel = tbl == 8'h0;
-                end
-                else begin
                 end
             end
         end
@@ -39084,8 +36632,6 @@ module rnic_ecpix5$core$mpa_in_sk(clock,reset,in_valid,in_data,in_ready,out_vali
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -39100,16 +36646,12 @@ module rnic_ecpix5$core$mpa_in_sk(clock,reset,in_valid,in_data,in_ready,out_vali
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -40324,8 +37866,6 @@ module rnic_ecpix5$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,i
         if (nmk & (nph < 9'h4)) begin
             mg_o = nph[(32'h0)+:(2)];
         end
-        else if (nmk & (nph > 9'h1f8)) begin
-        end
     end
     always @(*) begin
         li = 4'h0;
@@ -41391,8 +38931,6 @@ module rnic_ecpix5$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,i
         if (c_hdr == 2'h1) begin
             f_gt_max_hi = c_len_hi > cfg_max_ulpdu[(32'h8)+:(8)];
         end
-        else begin
-        end
     end
     always @(*) begin
         f_eq_max_hi = 1'b0;
@@ -41423,8 +38961,6 @@ module rnic_ecpix5$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,i
         if (c_hdr == 2'h1) begin
             f_eq_max_hi = c_len_hi == cfg_max_ulpdu[(32'h8)+:(8)];
         end
-        else begin
-        end
     end
     always @(*) begin
         f_zero_hi = 1'b0;
@@ -41454,8 +38990,6 @@ module rnic_ecpix5$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,i
         end
         if (c_hdr == 2'h1) begin
             f_zero_hi = c_len_hi == 8'h0;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -41683,8 +39217,6 @@ module rnic_ecpix5$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,i
             if (total > 5'h8) begin
                 wa0 = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -41693,10 +39225,6 @@ module rnic_ecpix5$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,i
             if (total > 5'h8) begin
                 wa1 = 1'b1;
             end
-            else if ((total != 5'h0) | end_c) begin
-            end
-        end
-        else if (piece_open) begin
         end
     end
     always @(*) begin
@@ -41720,8 +39248,6 @@ module rnic_ecpix5$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,i
             else if ((total != 5'h0) | end_c) begin
                 pa0 = {{10{1'b0}}, comb[(32'h0)+:(64)]} | ({{69{1'b0}}, total} << 32'h40) | (74'h1 << 32'h44) | ({{73{1'b0}}, c_sp} << 32'h45) | ({{70{1'b0}}, st_c} << 32'h46);
             end
-        end
-        else if (piece_open) begin
         end
     end
     always @(*) begin
@@ -41850,8 +39376,6 @@ module rnic_ecpix5$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,i
         if (crc_bad_d) begin
             if (vq_slot$q) begin
                 q$w1 = slot1 & ~crc_ok_bit;
-            end
-            else begin
             end
         end
     end
@@ -42798,8 +40322,6 @@ module rnic_ecpix5$core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,held,out,out_valid,out
             if (cw$q) begin
                 c1$d = w2;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -42861,10 +40383,6 @@ module rnic_ecpix5$core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,held,out,out_valid,out
                     br$d = br$q + 2'h1;
                 end
             end
-            else if (nxt_c) begin
-            end
-            else begin
-            end
         end
         if (reset) begin
             br$d = 2'h0;
@@ -42886,8 +40404,6 @@ module rnic_ecpix5$core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,held,out,out_valid,out
             end
             else if (nxt_c) begin
                 cr$d = ~cr$q;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -44285,8 +41801,6 @@ module rnic_ecpix5$core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
             if (last) begin
                 pad_state$d = step$out;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -44294,8 +41808,6 @@ module rnic_ecpix5$core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
         if (valid) begin
             if (last) begin
                 pad$d = lanes - keep;
-            end
-            else begin
             end
         end
     end
@@ -44305,8 +41817,6 @@ module rnic_ecpix5$core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid);
         if (valid) begin
             if (last) begin
                 stage2$d = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -44861,8 +42371,6 @@ module rnic_ecpix5$core$pay_sk(clock,reset,in_valid,in_data,in_ready,out_valid,o
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -44877,16 +42385,12 @@ module rnic_ecpix5$core$pay_sk(clock,reset,in_valid,in_data,in_ready,out_valid,o
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -45278,12 +42782,6 @@ module rnic_ecpix5$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr
         if (gsel$q == 2'h0) begin
             c0_req_ready = gnt$q & dma_rd_req_ready;
         end
-        else if (gsel$q == 2'h1) begin
-        end
-        else if (gsel$q == 2'h2) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c1_req_ready = 1'b0;
@@ -45291,10 +42789,6 @@ module rnic_ecpix5$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr
         end
         else if (gsel$q == 2'h1) begin
             c1_req_ready = gnt$q & dma_rd_req_ready;
-        end
-        else if (gsel$q == 2'h2) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -45305,8 +42799,6 @@ module rnic_ecpix5$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr
         end
         else if (gsel$q == 2'h2) begin
             c2_req_ready = gnt$q & dma_rd_req_ready;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -45392,14 +42884,6 @@ module rnic_ecpix5$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr
         if (cpl_hi == 4'h0) begin
             c0_cpl_valid = dma_rd_cpl_valid;
         end
-        else if (cpl_hi == 4'h4) begin
-        end
-        else if (cpl_hi == 4'h8) begin
-        end
-        else if (cpl_hi == 4'hc) begin
-        end
-        else if (dma_rd_cpl_valid) begin
-        end
     end
     always @(*) begin
         c1_cpl_valid = 1'b0;
@@ -45407,12 +42891,6 @@ module rnic_ecpix5$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr
         end
         else if (cpl_hi == 4'h4) begin
             c1_cpl_valid = dma_rd_cpl_valid;
-        end
-        else if (cpl_hi == 4'h8) begin
-        end
-        else if (cpl_hi == 4'hc) begin
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -45423,10 +42901,6 @@ module rnic_ecpix5$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr
         end
         else if (cpl_hi == 4'h8) begin
             c2_cpl_valid = dma_rd_cpl_valid;
-        end
-        else if (cpl_hi == 4'hc) begin
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -45439,8 +42913,6 @@ module rnic_ecpix5$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr
         end
         else if (cpl_hi == 4'hc) begin
             c3_cpl_valid = dma_rd_cpl_valid;
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -45456,8 +42928,6 @@ module rnic_ecpix5$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_addr
         end
         else if (cpl_hi == 4'hc) begin
             dma_rd_cpl_ready = c3_cpl_ready;
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -45907,18 +43377,6 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
                         qp$d = tag_qpn[(32'h0)+:(6)];
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -45929,18 +43387,6 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
                     if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & (tag_qpn < k_nq)) begin
                         conn$d = tag_conn;
                     end
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -45953,18 +43399,6 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
                         qpn$d = tag_qpn;
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -45975,18 +43409,6 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
                     if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & (tag_qpn < k_nq)) begin
                         stag$d = tag_stag;
                     end
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -45999,18 +43421,6 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
                         to$d = tag_to;
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -46022,59 +43432,23 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
                         len$d = tag_len;
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_wr_id$d = c_wr_id$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
             RtState$Rd:
                 begin
                     c_wr_id$d = ram$read_data[(32'h0)+:(64)];
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_len$d = c_len$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
             RtState$Rd:
                 begin
                     c_len$d = ram$read_data[(32'h40)+:(32)];
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -46104,23 +43478,11 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
     always @(*) begin
         c_cpl$d = c_cpl$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
             RtState$Cpl:
                 begin
                     if (cpl_ready) begin
                         c_cpl$d = c_cpl$q + 32'h1;
                     end
-                end
-            RtState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -46143,18 +43505,6 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
             RtState$Term:
                 begin
                     if (term_ready) begin
@@ -46271,8 +43621,6 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
             if (s_cnt < s_ord) begin
                 push = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -46280,8 +43628,6 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
         if (sent_valid & s_ok) begin
             if (s_cnt < s_ord) begin
                 ram$write_enable = 1'b1;
-            end
-            else begin
             end
         end
     end
@@ -46300,39 +43646,15 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
     always @(*) begin
         cpl_valid = 1'b0;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
             RtState$Cpl:
                 begin
                     cpl_valid = 1'b1;
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
             RtState$Term:
                 begin
                     term_valid = 1'b1;
@@ -46342,21 +43664,9 @@ module rnic_ecpix5$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent_
     always @(*) begin
         pop = 1'b0;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
             RtState$Rd:
                 begin
                     pop = 1'b1;
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -47465,36 +44775,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         qp$d = q_qp;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -47505,36 +44785,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                     if (q_valid) begin
                         conn$d = q_conn;
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47547,36 +44797,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         msn$d = q_msn;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -47587,36 +44807,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                     if (q_valid) begin
                         sink_stag$d = q_sink_stag;
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47629,36 +44819,9 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         sink_to$d = q_sink_to;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     sink_to$d = sink_to$q + {{48{1'b0}}, seg$q};
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47671,36 +44834,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         len$d = q_len;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -47711,36 +44844,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                     if (q_valid) begin
                         src_stag$d = q_src_stag;
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47753,74 +44856,14 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         src_to$d = q_src_to;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         pd$d = pd$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
             RrState$Pd:
                 begin
                     pd$d = pd_ram$read_data;
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47833,36 +44876,9 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         cur_to$d = q_src_to;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     cur_to$d = cur_to$q + {{48{1'b0}}, seg$q};
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47875,66 +44891,19 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         rest$d = q_len;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     rest$d = rest$q - {{16{1'b0}}, seg$q};
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         seg$d = seg$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         seg$d = 16'h0;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -47943,44 +44912,15 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         seg$d = seg_v[(32'h0)+:(16)];
                     end
                 end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         seg_last$d = seg_last$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         seg_last$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -47989,291 +44929,85 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         seg_last$d = last_v;
                     end
                 end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         addr$d = addr$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
             RrState$SRes:
                 begin
                     if (res_valid) begin
                         addr$d = res_addr;
                     end
                 end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         seq$d = seq$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         seq$d = xs_seq;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     seq$d = seq$q + adv_r$q;
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         seq_start$d = seq_start$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         seq_start$d = xs_seq_start;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         room$d = room$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         room$d = xs_mulpdu - k_hdr_t;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         mk$d = mk$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         mk$d = xs_mk_en;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         crc$d = crc$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         crc$d = xs_crc_en;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         desc_done$d = desc_done$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         desc_done$d = 1'b0;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -48288,41 +45022,15 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         desc_done$d = 1'b1;
                     end
                 end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         req_done$d = req_done$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         req_done$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -48336,12 +45044,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                     if (req_fire) begin
                         req_done$d = 1'b1;
                     end
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -48372,14 +45074,10 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
             if (cslot == 1'h0) begin
                 wc0$d = wc0$q + 10'h1;
             end
-            else begin
-            end
         end
         if (req_fire) begin
             if (wr_slot$q == 1'h0) begin
                 wc0$d = 10'h0;
-            end
-            else begin
             end
         end
     end
@@ -48426,15 +45124,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
     always @(*) begin
         cause_r$d = cause_r$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
             RrState$Res:
                 begin
                     if (res_valid) begin
@@ -48459,67 +45148,16 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         end
                     end
                 end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         stopped$d = stopped$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
             RrState$Term:
                 begin
                     if (term_ready) begin
                         stopped$d = (stopped$q | (64'h1 << qp$q)) & qset;
                     end
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (cfg_valid) begin
@@ -48532,36 +45170,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
     always @(*) begin
         c_resp$d = c_resp$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
             RrState$Fin:
                 begin
                     if (outst$q == 2'h0) begin
@@ -48576,39 +45184,9 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
     always @(*) begin
         c_segs$d = c_segs$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     c_segs$d = c_segs$q + 32'h1;
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48618,41 +45196,11 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
             RrState$Term:
                 begin
                     if (term_ready) begin
                         c_term$d = c_term$q + 32'h1;
                     end
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48668,39 +45216,7 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         if (|(stopped$q & (64'h1 << q_qp))) begin
                             c_drop$d = c_drop$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48734,59 +45250,14 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         q_ready = 1'b1;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         chk_valid = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
             RrState$Chk:
                 begin
                     chk_valid = 1'b1;
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
                 end
             RrState$SChk:
                 begin
@@ -48796,78 +45267,24 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         chk_valid = 1'b1;
                     end
                 end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         res_ready = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
             RrState$Res:
                 begin
                     res_ready = 1'b1;
                 end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
             RrState$SRes:
                 begin
                     res_ready = 1'b1;
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         xs_req = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     xs_req = 1'b1;
@@ -48897,36 +45314,6 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
     always @(*) begin
         xs_done = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
             RrState$Fin:
                 begin
                     if (outst$q == 2'h0) begin
@@ -48944,39 +45331,13 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         if (|(stopped$q & (64'h1 << q_qp))) begin
                             done_valid = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
                 end
             RrState$Term:
                 begin
                     if (term_ready) begin
                         done_valid = 1'b1;
                     end
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
                 end
             RrState$Fin:
                 begin
@@ -48989,39 +45350,9 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
             RrState$Term:
                 begin
                     term_valid = 1'b1;
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -49040,39 +45371,7 @@ module rnic_ecpix5$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn,
                         if (|(stopped$q & (64'h1 << q_qp))) begin
                             done_qp = q_qp;
                         end
-                        else begin
-                        end
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -49615,10 +45914,6 @@ module rnic_ecpix5$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_la
         else if (ov$q & ram_last) begin
             rd_slot$d = rd_slot$q + 1'h1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
         if (reset) begin
             rd_slot$d = 1'h0;
         end
@@ -49632,8 +45927,6 @@ module rnic_ecpix5$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_la
         end
         else if (head_ok) begin
             rcnt$d = rcnt$q + 10'h1;
-        end
-        else begin
         end
         if (reset) begin
             rcnt$d = 10'h0;
@@ -49666,8 +45959,6 @@ module rnic_ecpix5$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_la
         else if (head_ok) begin
             cur_addr$d = raddr;
         end
-        else begin
-        end
     end
     always @(*) begin
         slot = rd_slot$q;
@@ -49685,10 +45976,6 @@ module rnic_ecpix5$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_la
         else if (ov$q & ram_last) begin
             drained = 1'b1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         ram_addr = cur_addr$q;
@@ -49698,8 +45985,6 @@ module rnic_ecpix5$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_la
         end
         else if (head_ok) begin
             ram_addr = raddr;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -51304,15 +47589,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         mid$d = ~ut_last;
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             mid$d = 1'b0;
@@ -51334,15 +47610,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         end
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -51354,18 +47621,7 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         if (~mid$q) begin
                             h0$d = masked;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51385,15 +47641,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         end
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -51411,15 +47658,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                             end
                         end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51439,15 +47677,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         end
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -51459,18 +47688,7 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         if (~mid$q) begin
                             qpn$d = ut_qpn;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51483,18 +47701,7 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         if (~mid$q) begin
                             conn$d = ut_conn;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51507,18 +47714,7 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         if (~mid$q) begin
                             msn$d = ut_msn;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51531,18 +47727,7 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         if (~mid$q) begin
                             mo$d = ut_mo;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51555,18 +47740,7 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         if (~mid$q) begin
                             len$d = ut_len;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51579,30 +47753,13 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         if (~mid$q) begin
                             ddp_last$d = ut_ddp_last;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cause_r$d = cause_r$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51624,11 +47781,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                     else if (cur >= ctx$read_data[(32'h20)+:(5)]) begin
                         cause_r$d = k_c_ird;
                     end
-                    else begin
-                    end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51670,15 +47822,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
     always @(*) begin
         stopped$d = stopped$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
             RqState$Term:
                 begin
                     if (term_ready) begin
@@ -51696,12 +47839,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
     always @(*) begin
         c_rreq$d = c_rreq$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51722,9 +47859,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         c_rreq$d = c_rreq$q + 32'h1;
                     end
                 end
-            RqState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             c_rreq$d = 32'h0;
@@ -51733,12 +47867,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
     always @(*) begin
         c_drop$d = c_drop$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51746,21 +47874,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                     else if ((qpn$q >= k_nq) | |(stopped$q & qbit)) begin
                         c_drop$d = c_drop$q + 32'h1;
                     end
-                    else if (msn$q != ctx$read_data[(32'h0)+:(32)]) begin
-                    end
-                    else if (mo$q != 32'h0) begin
-                    end
-                    else if (~ddp_last$q | (len$q < k_hdr_len)) begin
-                    end
-                    else if (len$q > k_hdr_len) begin
-                    end
-                    else if (cur >= ctx$read_data[(32'h20)+:(5)]) begin
-                    end
-                    else begin
-                    end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -51770,15 +47883,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
             RqState$Term:
                 begin
                     if (term_ready) begin
@@ -51847,12 +47951,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
     always @(*) begin
         fifo$write = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51872,9 +47970,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                     else begin
                         fifo$write = 1'b1;
                     end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51935,12 +48030,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
     always @(*) begin
         ctx$write_enable = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51960,9 +48049,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                     else begin
                         ctx$write_enable = 1'b1;
                     end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
         if (cfg_valid & c_ok) begin
@@ -51999,12 +48085,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
     always @(*) begin
         inc = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -52025,9 +48105,6 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                         inc = 1'b1;
                     end
                 end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -52046,29 +48123,11 @@ module rnic_ecpix5$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_r
                 begin
                     ut_ready = ~fifo$full;
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
             RqState$Term:
                 begin
                     term_valid = 1'b1;
@@ -53649,12 +49708,6 @@ module rnic_ecpix5$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in
             else if ((flen$q < 16'h22) | (ver_ihl$q[(32'h4)+:(4)] != 4'h4) | (ihl4 < 16'h14) | (tot_len$q < ihl4) | (tot_len$q > (flen$q - 16'he))) begin
                 s_fixed$d = 1'b1;
             end
-            else if ((fragbits != 16'h0) | (proto$q != 8'h6)) begin
-            end
-            else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
-            end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -53669,12 +49722,6 @@ module rnic_ecpix5$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in
             end
             else if ((flen$q < 16'h22) | (ver_ihl$q[(32'h4)+:(4)] != 4'h4) | (ihl4 < 16'h14) | (tot_len$q < ihl4) | (tot_len$q > (flen$q - 16'he))) begin
                 s_tag$d = 4'h3;
-            end
-            else if ((fragbits != 16'h0) | (proto$q != 8'h6)) begin
-            end
-            else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
-            end
-            else begin
             end
         end
     end
@@ -53712,8 +49759,6 @@ module rnic_ecpix5$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in
             end
             else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
                 s_after_ip$d = 4'h3;
-            end
-            else begin
             end
         end
     end
@@ -53873,8 +49918,6 @@ module rnic_ecpix5$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in
             if (in_last) begin
                 flen$d = ({{5{1'b0}}, bc$q} << 32'h3) + {{12{1'b0}}, in_keep};
             end
-            else if (bc$q != 11'h7ff) begin
-            end
         end
     end
     always @(*) begin
@@ -54008,8 +50051,6 @@ module rnic_ecpix5$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in
             if (hrem$q > 8'h0) begin
                 ia0 = w0;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -54018,8 +50059,6 @@ module rnic_ecpix5$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in
             if (hrem$q > 8'h2) begin
                 ia1 = w1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -54027,8 +50066,6 @@ module rnic_ecpix5$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in
         if (bc$q >= 11'h2) begin
             if (hrem$q > 8'h4) begin
                 ia2 = w2;
-            end
-            else begin
             end
         end
     end
@@ -54040,8 +50077,6 @@ module rnic_ecpix5$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,in
         if (bc$q >= 11'h2) begin
             if (hrem$q > 8'h6) begin
                 ia3 = w3;
-            end
-            else begin
             end
         end
     end
@@ -55368,8 +51403,6 @@ module rnic_ecpix5$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         c_ok$d = c_ok$q + 32'h1;
                     end
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -55388,10 +51421,6 @@ module rnic_ecpix5$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_
                     else if (in_fcs_bad) begin
                         c_bad$d = c_bad$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-                else begin
                 end
             end
         end
@@ -55406,12 +51435,6 @@ module rnic_ecpix5$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 if (acc) begin
                     if (lo) begin
                         c_overflow$d = c_overflow$q + 32'h1;
-                    end
-                    else if (ov) begin
-                    end
-                    else if (in_fcs_bad) begin
-                    end
-                    else begin
                     end
                 end
                 else begin
@@ -55433,12 +51456,6 @@ module rnic_ecpix5$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_
                     else if (ov) begin
                         c_oversize$d = c_oversize$q + 32'h1;
                     end
-                    else if (in_fcs_bad) begin
-                    end
-                    else begin
-                    end
-                end
-                else begin
                 end
             end
         end
@@ -55465,8 +51482,6 @@ module rnic_ecpix5$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 a_v$d = push;
             end
         end
-        else if (push) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -55481,8 +51496,6 @@ module rnic_ecpix5$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 a_data$d = dfifo$data_out[(32'h0)+:(64)];
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         a_keep$d = a_keep$q;
@@ -55493,8 +51506,6 @@ module rnic_ecpix5$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_
             else begin
                 a_keep$d = dfifo$data_out[(32'h40)+:(4)];
             end
-        end
-        else if (push) begin
         end
     end
     always @(*) begin
@@ -55507,8 +51518,6 @@ module rnic_ecpix5$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 a_last$d = is_last;
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         a_tag$d = a_tag$q;
@@ -55520,16 +51529,12 @@ module rnic_ecpix5$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 a_tag$d = lfifo$data_out[(32'hc)+:(4)];
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (push) begin
@@ -55635,8 +51640,6 @@ module rnic_ecpix5$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in_
             if (in_last) begin
                 if (acc) begin
                     lfifo$write = 1'b1;
-                end
-                else begin
                 end
             end
         end
@@ -57175,8 +53178,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
                     end
                 end
             end
-            else if (bc$q != 8'hff) begin
-            end
         end
         if (reset) begin
             tv$d = 1'b0;
@@ -57202,8 +53203,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
                     end
                 end
             end
-            else if (bc$q != 8'hff) begin
-            end
         end
         if (reset) begin
             hv$d = 1'b0;
@@ -57220,11 +53219,7 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
                     if (fast & need_tail) begin
                         tail_pend$d = 1'b1;
                     end
-                    else begin
-                    end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
         if (reset) begin
@@ -57244,11 +53239,7 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
                             tail_data$d = in_data >> 32'h10;
                         end
                     end
-                    else begin
-                    end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
     end
@@ -57260,11 +53251,7 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
                     if (fast & need_tail) begin
                         tail_keep$d = rem_after[(32'h0)+:(4)];
                     end
-                    else begin
-                    end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
     end
@@ -57275,8 +53262,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
                 if (in_tag == 4'h3) begin
                     c_bad_len$d = c_bad_len$q + 32'h1;
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
         if (reset) begin
@@ -57291,8 +53276,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
                     c_bad_ip$d = c_bad_ip$q + 32'h1;
                 end
             end
-            else if (bc$q != 8'hff) begin
-            end
         end
         if (reset) begin
             c_bad_ip$d = 32'h0;
@@ -57305,8 +53288,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
                 if (in_tag == 4'h5) begin
                     c_bad_tcp$d = c_bad_tcp$q + 32'h1;
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
         if (reset) begin
@@ -57414,8 +53395,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
         if (tail_pend$q) begin
             pay_data = tail_data$q;
         end
-        else if (in_valid & emit_any & dec_valid & dec_fast) begin
-        end
     end
     always @(*) begin
         pay_keep = 4'h8;
@@ -57428,8 +53407,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
         if (tail_pend$q) begin
             pay_keep = tail_keep$q;
         end
-        else if (in_valid & emit_any & dec_valid & dec_fast) begin
-        end
     end
     always @(*) begin
         pay_last = 1'b0;
@@ -57441,8 +53418,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
         end
         if (tail_pend$q) begin
             pay_last = 1'b1;
-        end
-        else if (in_valid & emit_any & dec_valid & dec_fast) begin
         end
     end
     always @(*) begin
@@ -57471,8 +53446,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
         if (is_tcp) begin
             raw_reason = dec_reason;
         end
-        else if (in_tag < 4'h3) begin
-        end
     end
     always @(*) begin
         zero32 = 32'h0;
@@ -57481,8 +53454,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
         raw_conn = ~zero32;
         if (is_tcp) begin
             raw_conn = dec_conn;
-        end
-        else if (in_tag < 4'h3) begin
         end
     end
     always @(*) begin
@@ -57499,8 +53470,6 @@ module rnic_ecpix5$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,in
                         done = 1'b1;
                     end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
     end
@@ -59350,8 +55319,6 @@ module rnic_ecpix5$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_da
                 locked$d = 1'b1;
             end
         end
-        else if (~locked$q & ~dma_wr_valid & other_valid) begin
-        end
         if (reset) begin
             locked$d = 1'b0;
         end
@@ -59363,8 +55330,6 @@ module rnic_ecpix5$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_da
                 if (other_valid) begin
                     sel$d = ~sel$q;
                 end
-            end
-            else begin
             end
         end
         else if (~locked$q & ~dma_wr_valid & other_valid) begin
@@ -59386,8 +55351,6 @@ module rnic_ecpix5$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_da
         b_ready = 1'b0;
         if (sel$q) begin
             b_ready = dma_wr_ready;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -60013,15 +55976,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         beat$d = beat$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
             CplState$CqeHdr:
                 begin
                     if (dma_wr_ready) begin
@@ -60068,26 +56022,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         cq$d = cp2_cq;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60101,30 +56035,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (db_valid) begin
                         arm$d = db_arm;
                     end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60138,30 +56048,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (db_valid) begin
                         dval$d = db_value;
                     end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60180,26 +56066,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         r_wr_id$d = cp2_wr_id;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60218,26 +56084,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         r_byte_len$d = cp2_byte_len;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60256,26 +56102,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         r_qpn$d = cp2_qpn;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60294,26 +56120,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         r_opcode$d = cp2_opcode;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60332,26 +56138,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         r_status$d = cp2_status;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60370,26 +56156,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         r_flags$d = 8'h0;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60408,26 +56174,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         r_imm$d = 32'h0;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60446,38 +56192,12 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         r_term$d = 32'h0;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         addr$d = addr$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -60488,29 +56208,11 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                         addr$d = x_base + ({{32{1'b0}}, slot} << 32'h5);
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         phase$d = phase$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -60521,29 +56223,11 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                         phase$d = ~wrapped;
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ev$d = ev$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     ev$d = 1'b0;
@@ -60557,29 +56241,11 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                         end
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ev_kind$d = ev_kind$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     ev_kind$d = k_ev_cpl;
@@ -60588,44 +56254,12 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (used >= size) begin
                         ev_kind$d = k_ev_ovf;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         eqp$d = eqp$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (dma_wr_ready) begin
@@ -60642,18 +56276,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         c_cqe$d = c_cqe$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
             CplState$CqeData:
                 begin
                     if (dma_wr_ready) begin
@@ -60661,12 +56283,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                             c_cqe$d = c_cqe$q + 32'h1;
                         end
                     end
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60676,24 +56292,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         c_event$d = c_event$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (dma_wr_ready) begin
@@ -60710,33 +56308,11 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         c_drop$d = c_drop$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
                         c_drop$d = c_drop$q + 32'h1;
                     end
-                    else if (used >= size) begin
-                    end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60746,12 +56322,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         c_cq_ovf$d = c_cq_ovf$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -60759,20 +56329,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (used >= size) begin
                         c_cq_ovf$d = c_cq_ovf$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60782,31 +56338,11 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         c_eq_ovf$d = c_eq_ovf$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
                         c_eq_ovf$d = c_eq_ovf$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60816,9 +56352,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         c_db_bad$d = c_db_bad$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
             CplState$DbLoad:
                 begin
                     if (arm$q) begin
@@ -60828,23 +56361,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                             c_db_bad$d = c_db_bad$q + 32'h1;
                         end
                     end
-                    else begin
-                    end
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60857,12 +56373,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
             ovf_pend$d = 1'b0;
         end
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -60870,20 +56380,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (used >= size) begin
                         ovf_pend$d = 1'b1;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60893,12 +56389,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         ovf_q$d = ovf_q$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -60906,20 +56396,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (used >= size) begin
                         ovf_q$d = cq$q;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60941,24 +56417,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_e) begin
                         turn$d = 2'h0;
                     end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60983,24 +56441,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_e) begin
                         fw$d = 1'b1;
                     end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -61039,17 +56479,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     if (cfg_valid) begin
                         n_state = cfg_state;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
                 end
             CplState$Load:
                 begin
@@ -61058,20 +56487,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (used >= size) begin
                         n_state = k_ovf;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61086,14 +56501,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                             n_armed = cfg_armed;
                         end
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
                 end
             CplState$DbLoad:
                 begin
@@ -61101,10 +56508,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                         if ((dval$q == k_arm_next) | (dval$q == k_arm_sol)) begin
                             n_armed = dval$q[(32'h0)+:(2)];
                         end
-                        else begin
-                        end
-                    end
-                    else begin
                     end
                 end
             CplState$Load:
@@ -61119,18 +56522,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                         end
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -61141,14 +56532,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     if (cfg_valid) begin
                         n_cons = cfg_cons;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
                 end
             CplState$DbLoad:
                 begin
@@ -61157,21 +56540,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else begin
                         n_cons = dval$q;
                     end
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61183,17 +56551,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     if (cfg_valid) begin
                         n_prod = cfg_prod;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
                 end
             CplState$Load:
                 begin
@@ -61205,18 +56562,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                         n_prod = x_prod + 32'h1;
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -61227,32 +56572,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     if (cfg_valid) begin
                         n_log2 = cfg_log2;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61264,32 +56583,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     if (cfg_valid) begin
                         n_base = cfg_base;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61322,32 +56615,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     if (cfg_valid) begin
                         cfg_ready = 1'b1;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61361,30 +56628,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (db_valid) begin
                         db_ready = 1'b1;
                     end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61400,28 +56643,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_a) begin
                         cpl_ready = 1'b1;
                     end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61439,53 +56660,16 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         cp2_ready = 1'b1;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         fev_ready = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
                         fev_ready = fw$q;
-                    end
-                    else begin
                     end
                 end
             CplState$EvData:
@@ -61501,24 +56685,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         irq_event = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (dma_wr_ready) begin
@@ -61532,31 +56698,11 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         irq_eq_overflow = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
                         irq_eq_overflow = 1'b1;
                     end
-                    else begin
-                    end
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61576,26 +56722,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     else if (pick_b) begin
                         ram$read_address = cp2_cq;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61606,14 +56732,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                 begin
                     if (cfg_valid) begin
                         ram$write_enable = 1'b1;
-                    end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
                     end
                 end
             CplState$DbLoad:
@@ -61631,18 +56749,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                         ram$write_enable = 1'b1;
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -61653,47 +56759,12 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                     if (cfg_valid) begin
                         ram$write_address = cfg_cq;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         dma_wr_valid = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
             CplState$CqeHdr:
                 begin
                     dma_wr_valid = 1'b1;
@@ -61719,21 +56790,9 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         dma_wr_hdr = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
             CplState$CqeHdr:
                 begin
                     dma_wr_hdr = 1'b1;
-                end
-            CplState$CqeData:
-                begin
                 end
             CplState$EvHdr:
                 begin
@@ -61743,29 +56802,11 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                         dma_wr_hdr = 1'b1;
                     end
                 end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dma_wr_len = k_cqe_len;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
@@ -61774,26 +56815,11 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                         dma_wr_len = k_ev_len;
                     end
                 end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dma_wr_data = addr$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
             CplState$CqeData:
                 begin
                     if (beat$q == 3'h0) begin
@@ -61864,18 +56890,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         dma_wr_last = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
             CplState$CqeData:
                 begin
                     if (beat$q == 3'h0) begin
@@ -61888,9 +56902,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
                         dma_wr_last = 1'b1;
                     end
                 end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (beat$q == 3'h7) begin
@@ -61902,24 +56913,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
     always @(*) begin
         fire = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (beat$q == 3'h7) begin
@@ -61961,10 +56954,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
             if (cpl_valid) begin
                 pick_a = 1'b1;
             end
-            else if (cp2_valid) begin
-            end
-            else if (fev_valid) begin
-            end
         end
         else if (turn$q == 2'h1) begin
             if (cp2_valid) begin
@@ -61980,8 +56969,6 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
         else if (cpl_valid) begin
             pick_a = 1'b1;
         end
-        else if (cp2_valid) begin
-        end
         if (ovf_pend$q) begin
             pick_a = 1'b0;
         end
@@ -61994,16 +56981,10 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
             else if (cp2_valid) begin
                 pick_b = 1'b1;
             end
-            else if (fev_valid) begin
-            end
         end
         else if (turn$q == 2'h1) begin
             if (cp2_valid) begin
                 pick_b = 1'b1;
-            end
-            else if (fev_valid) begin
-            end
-            else if (cpl_valid) begin
             end
         end
         else if (fev_valid) begin
@@ -62034,15 +57015,9 @@ module rnic_ecpix5$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_st
             else if (fev_valid) begin
                 pick_e = 1'b1;
             end
-            else if (cpl_valid) begin
-            end
         end
         else if (fev_valid) begin
             pick_e = 1'b1;
-        end
-        else if (cpl_valid) begin
-        end
-        else if (cp2_valid) begin
         end
     end
     always @(*) begin
@@ -63285,30 +58260,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                         qp$d = req_qp;
                     end
                 end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -63323,53 +58274,12 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (adv_valid) begin
                         flag$d = adv_err;
                     end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         pend$d = pend$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
             RwState$Cpl:
                 begin
                     if (bv & (dma_rd_cpl_last | (beat$q == 4'hf))) begin
@@ -63381,12 +58291,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     if (beat$q == 4'hf) begin
                         pend$d = 1'b1;
                     end
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -63406,34 +58310,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (db_valid) begin
                         val$d = db_prod;
                     end
-                    else if (adv_valid) begin
-                    end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -63445,18 +58321,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
             end
         end
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -63471,38 +58335,12 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (~f_busy$q) begin
                         beat$d = 4'h0;
                     end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         status$d = status$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -63517,24 +58355,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                             status$d = 2'h2;
                         end
                     end
-                    else if (hit) begin
-                    end
-                    else if (~f_busy$q) begin
-                    end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -63547,99 +58367,27 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     always @(*) begin
         idx$d = idx$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     idx$d = x_ci;
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         msn$d = msn$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     msn$d = x_msn;
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cq$d = cq$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     cq$d = x_cq;
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -63667,18 +58415,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
             end
         end
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -63693,8 +58429,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (~f_busy$q) begin
                         w23$d = 1'b0;
                     end
-                    else begin
-                    end
                 end
             RwState$Cpl:
                 begin
@@ -63703,15 +58437,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                             w23$d = 1'b1;
                         end
                     end
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -63731,18 +58456,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
             end
         end
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -63757,53 +58470,15 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (~f_busy$q) begin
                         tsum$d = 35'h0;
                     end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_valid$d = c_valid$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     c_valid$d = 1'b0;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -63908,35 +58583,11 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     always @(*) begin
         f_kill$d = f_kill$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     if (f_busy$q & (f_qp$q == qp$q)) begin
                         f_kill$d = 1'b1;
                     end
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if (fs_go) begin
@@ -64054,18 +58705,12 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
         n_ci = x_ci;
         pf$write_data = x_ci;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     if (~(cfg_on & (x_state == k_on))) begin
                         n_ci = cfg_ci;
                     end
                     pf$write_data = n_ci;
-                end
-            RwState$Db:
-                begin
                 end
             RwState$Adv:
                 begin
@@ -64075,21 +58720,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                         n_ci = x_ci + 32'h1;
                     end
                 end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
         if (f_done$q & (state$q != RwState$Cfg)) begin
             pf$write_data = f_start$q + {{24{1'b0}}, f_n$q};
@@ -64098,50 +58728,20 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     always @(*) begin
         n_prod = x_prod;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
             RwState$Db:
                 begin
                     n_prod = val$q;
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_msn = x_msn;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     if (~(cfg_on & (x_state == k_on))) begin
                         n_msn = cfg_msn;
                     end
-                end
-            RwState$Db:
-                begin
                 end
             RwState$Adv:
                 begin
@@ -64151,157 +58751,47 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                         n_msn = x_msn + 32'h1;
                     end
                 end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
     end
     always @(*) begin
         n_state = x_state;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_state = cfg_st;
-                end
-            RwState$Db:
-                begin
                 end
             RwState$Adv:
                 begin
                     if (flag$q) begin
                         n_state = k_err;
                     end
-                    else begin
-                    end
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_cq = x_cq;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_cq = cfg_cq;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_log2 = x_log2;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_log2 = cfg_log2;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_base = x_base;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_base = cfg_base;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -64320,33 +58810,9 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     always @(*) begin
         cfg_ready = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     cfg_ready = 1'b1;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -64363,34 +58829,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (db_valid) begin
                         db_ready = 1'b1;
                     end
-                    else if (adv_valid) begin
-                    end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -64409,32 +58847,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (adv_valid) begin
                         adv_ready = 1'b1;
                     end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -64456,30 +58868,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                         req_ready = 1'b1;
                     end
                 end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
             req_ready = 1'b0;
@@ -64488,30 +58876,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     always @(*) begin
         rsp_valid = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
             RwState$Rsp:
                 begin
                     rsp_valid = 1'b1;
@@ -64536,38 +58900,11 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                         ra = req_qp;
                     end
                 end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ram$write_enable = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     ram$write_enable = 1'b1;
@@ -64579,21 +58916,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
             RwState$Adv:
                 begin
                     ram$write_enable = 1'b1;
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -64606,33 +58928,9 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     always @(*) begin
         pf$write_enable = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     pf$write_enable = 1'b1;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if (f_done$q & (state$q != RwState$Cfg)) begin
@@ -64663,18 +58961,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     always @(*) begin
         fs_go = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -64689,38 +58975,12 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (~f_busy$q) begin
                         fs_go = 1'b1;
                     end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         rd_a = ((({{10{1'b0}}, qp$q} << k_pl) | (idx$q[15:0] & smask[15:0])) << 32'h4) | {{12{1'b0}}, (beat$q + 4'h1)};
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -64732,22 +58992,6 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (hit) begin
                         rd_a = (({{10{1'b0}}, qp$q} << k_pl) | (x_ci[15:0] & smask[15:0])) << 32'h4;
                     end
-                    else if (~f_busy$q) begin
-                    end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -65729,8 +59973,6 @@ module rnic_ecpix5$core$rx_send$sk(clock,reset,in_valid,in_data,in_ready,out_val
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -65745,16 +59987,12 @@ module rnic_ecpix5$core$rx_send$sk(clock,reset,in_valid,in_data,in_ready,out_val
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -67035,78 +61273,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         opcode$d = hq$data_out[(32'h0)+:(4)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -67117,78 +61283,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     if (~hq$empty) begin
                         ddp_last$d = hq$data_out[32'h4];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -67201,78 +61295,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         qn$d = hq$data_out[(32'h5)+:(2)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -67283,78 +61305,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     if (~hq$empty) begin
                         msn$d = hq$data_out[(32'h7)+:(32)];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -67367,78 +61317,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         mo$d = hq$data_out[(32'h27)+:(32)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -67449,78 +61327,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     if (~hq$empty) begin
                         inv$d = hq$data_out[(32'h47)+:(32)];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -67533,78 +61339,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         len$d = hq$data_out[(32'h67)+:(16)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -67615,78 +61349,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     if (~hq$empty) begin
                         conn$d = hq$data_out[(32'h77)+:(32)];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -67699,593 +61361,77 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         qpn$d = hq$data_out[(32'h97)+:(32)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_status$d = w_status$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_status$d = rsp_status;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_msn$d = w_msn$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_msn$d = rsp_msn;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_cq$d = w_cq$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_cq$d = rsp_cq;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_wr_id$d = w_wr_id$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_wr_id$d = rsp_wr_id;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         nsge_r$d = nsge_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         nsge_r$d = rsp_nsge;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         tot$d = tot$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         tot$d = rsp_total;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ck$d = ck$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     ck$d = 3'h0;
@@ -68298,8 +61444,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     else if (s_len == 32'h0) begin
                         ck$d = ck$q + 3'h1;
                     end
-                    else begin
-                    end
                 end
             SpState$SRes:
                 begin
@@ -68311,82 +61455,17 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         end
                     end
                 end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
                         ck$d = ck$q + 3'h1;
                     end
-                    else begin
-                    end
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cbase$d = cbase$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     cbase$d = 32'h0;
@@ -68396,114 +61475,21 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     if (ck$q == nsge_r$q) begin
                         cbase$d = 32'h0;
                     end
-                    else if (s_len == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
                 end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
                         cbase$d = cend[(32'h0)+:(32)];
                     end
-                    else begin
-                    end
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         m$d = m$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     m$d = mo$q;
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
                 end
             SpState$Push:
                 begin
@@ -68511,125 +61497,20 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         m$d = m$q + c_n$q;
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         r$d = r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     r$d = {{16{1'b0}}, len$q};
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
                 end
             SpState$Push:
                 begin
                     if (~cq$full) begin
                         r$d = r$q - c_n$q;
                     end
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -68656,20 +61537,11 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         prem$d = prem$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
             DState$Data:
                 begin
                     if (out_fire) begin
                         prem$d = prem$q - {{27{1'b0}}, g_k};
                     end
-                end
-            DState$End:
-                begin
                 end
         endcase
         if (take) begin
@@ -68688,18 +61560,7 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                 gbuf$d = gbuf_after | ins;
             end
         end
-        else if (dstate$q == DState$End) begin
-        end
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
-            DState$Data:
-                begin
-                end
             DState$End:
                 begin
                     if (in_done$q) begin
@@ -68719,18 +61580,7 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                 cnt$d = cnt_in;
             end
         end
-        else if (dstate$q == DState$End) begin
-        end
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
-            DState$Data:
-                begin
-                end
             DState$End:
                 begin
                     if (in_done$q) begin
@@ -68755,15 +61605,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
             end
         end
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
-            DState$Data:
-                begin
-                end
             DState$End:
                 begin
                     if (in_done$q) begin
@@ -68778,12 +61619,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         gk_r$d = gk_r$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
             DState$Data:
                 begin
                     if (out_fire) begin
@@ -68795,9 +61630,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                             gk_r$d = prem$q[(32'h0)+:(5)] - 5'h8;
                         end
                     end
-                end
-            DState$End:
-                begin
                 end
         endcase
         if (take) begin
@@ -68814,20 +61646,11 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         pmore_r$d = pmore_r$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
             DState$Data:
                 begin
                     if (out_fire) begin
                         pmore_r$d = prem$q > 32'h10;
                     end
-                end
-            DState$End:
-                begin
                 end
         endcase
         if (take) begin
@@ -68841,18 +61664,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         e_cause$d = e_cause$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     if (w_status$q == 2'h3) begin
@@ -68872,13 +61683,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     else if (msg_end_r$q > total_r$q) begin
                         e_cause$d = k_c_long;
                     end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
                 end
             SpState$SRes:
                 begin
@@ -68886,12 +61690,7 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         if (res_fault != 3'h0) begin
                             e_cause$d = k_c_prot;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -68900,24 +61699,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                             e_cause$d = k_c_prot;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
                 end
             SpState$IRes:
                 begin
@@ -68929,50 +61710,11 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         end
                     end
                 end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         e_cqe$d = e_cqe$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     e_cqe$d = 1'b0;
@@ -68991,13 +61733,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     else if (msg_end_r$q > total_r$q) begin
                         e_cqe$d = 1'b1;
                     end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
                 end
             SpState$SRes:
                 begin
@@ -69005,12 +61740,7 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         if (res_fault != 3'h0) begin
                             e_cqe$d = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -69019,24 +61749,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                             e_cqe$d = 1'b1;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
                 end
             SpState$IRes:
                 begin
@@ -69048,50 +61760,11 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         end
                     end
                 end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         e_status$d = e_status$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     e_status$d = k_wc_len_err;
@@ -69104,17 +61777,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     else if (w_status$q == 2'h2) begin
                         e_status$d = k_wc_qp_err;
                     end
-                    else if ({{2{1'b0}}, mo$q} > total_r$q) begin
-                    end
-                    else if (msg_end_r$q > total_r$q) begin
-                    end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
                 end
             SpState$SRes:
                 begin
@@ -69122,12 +61784,7 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         if (res_fault != 3'h0) begin
                             e_status$d = k_wc_prot;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -69136,24 +61793,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                             e_status$d = k_wc_prot;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
                 end
             SpState$IRes:
                 begin
@@ -69164,33 +61803,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                             e_status$d = k_wc_inv;
                         end
                     end
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -69219,90 +61831,16 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
             if (cq$data_out[32'h0]) begin
                 rt_first$d = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
         c_send$d = c_send$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
             SpState$Cpl:
                 begin
                     if (d_idle & cpl_ready) begin
                         c_send$d = c_send$q + 32'h1;
                     end
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -69312,83 +61850,11 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         c_term_tx$d = c_term_tx$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
             SpState$ErrTerm:
                 begin
                     if (d_idle & term_ready) begin
                         c_term_tx$d = c_term_tx$q + 32'h1;
                     end
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -69398,78 +61864,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         c_term_rx$d = c_term_rx$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
             SpState$RtOut:
                 begin
                     if (d_idle & rterm_ready) begin
@@ -69494,98 +61888,13 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         else if (hq$data_out[(32'h9d)+:(26)] != 26'h0) begin
                             c_drop$d = c_drop$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
                 end
             SpState$Decide:
                 begin
                     if (w_status$q == 2'h3) begin
                         c_drop$d = c_drop$q + 32'h1;
                     end
-                    else if (w_status$q == 2'h1) begin
-                    end
-                    else if (w_msn$q != msn$q) begin
-                    end
-                    else if (w_status$q == 2'h2) begin
-                    end
-                    else if ({{2{1'b0}}, mo$q} > total_r$q) begin
-                    end
-                    else if (msg_end_r$q > total_r$q) begin
-                    end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -69603,83 +61912,7 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         else if (hq$data_out[(32'h5)+:(2)] == k_qn_rreq) begin
                             c_rreq$d = c_rreq$q + 32'h1;
                         end
-                        else if (hq$data_out[(32'h9d)+:(26)] != 26'h0) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -69697,33 +61930,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         off_r$d = off_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -69732,83 +61938,11 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         off_r$d = off;
                     end
                 end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         lsel_r$d = lsel_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -69817,83 +61951,11 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         lsel_r$d = rsp_sge_len;
                     end
                 end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         base_r$d = base_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -69901,51 +61963,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     else begin
                         base_r$d = rsp_sge_addr;
                     end
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -69960,36 +61977,13 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         c_prot$d = c_prot$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
             SpState$SRes:
                 begin
                     if (res_valid) begin
                         if (res_fault != 3'h0) begin
                             c_prot$d = c_prot$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -69998,54 +61992,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                             c_prot$d = c_prot$q + 32'h1;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -70061,110 +62007,11 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         pd$d = hq$data_out[(32'hb7)+:(32)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         key_r$d = key_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -70173,94 +62020,16 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         key_r$d = rsp_sge_lkey;
                     end
                 end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         t_addr$d = t_addr$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
             SpState$XRes:
                 begin
                     if (res_valid) begin
                         t_addr$d = res_addr;
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
                 end
             SpState$Push:
                 begin
@@ -70268,71 +62037,11 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         t_addr$d = t_addr$q + {{32{1'b0}}, c_n$q};
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         t_avail$d = t_avail$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
             SpState$XRes:
                 begin
                     if (res_valid) begin
@@ -70342,98 +62051,17 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         end
                     end
                 end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     if (~cq$full) begin
                         t_avail$d = t_avail$q - c_n$q;
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_reuse$d = c_reuse$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     if (~cq$full) begin
@@ -70442,128 +62070,18 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         end
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_inv$d = c_inv$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
             SpState$IRes:
                 begin
                     if (res_valid) begin
                         if (res_fault == 3'h0) begin
                             c_inv$d = c_inv$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -70573,51 +62091,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         c_inv_err$d = c_inv_err$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
             SpState$IRes:
                 begin
                     if (res_valid) begin
@@ -70628,33 +62101,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         end
                     end
                 end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
         if (reset) begin
             c_inv_err$d = 32'h0;
@@ -70663,162 +62109,18 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         c_addr$d = c_addr$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
             SpState$Calc:
                 begin
                     c_addr$d = addr;
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_n$d = c_n$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
             SpState$Calc:
                 begin
                     c_n$d = n;
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -70847,9 +62149,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         dstate$d = dstate$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     if (dma_wr_ready) begin
@@ -70889,8 +62188,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
             if (cq$data_out[32'h0]) begin
                 d_capt$d = cq$data_out[32'h1];
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -70905,81 +62202,9 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         req_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
             SpState$Req:
                 begin
                     req_valid = 1'b1;
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -70989,163 +62214,22 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         rsp_ready = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     rsp_ready = 1'b1;
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         adv_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
             SpState$Adv:
                 begin
                     adv_valid = 1'b1;
                 end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
             SpState$ErrAdv:
                 begin
                     adv_valid = 1'b1;
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -71155,322 +62239,37 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         adv_err = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
             SpState$ErrAdv:
                 begin
                     adv_err = 1'b1;
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cpl_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
             SpState$Cpl:
                 begin
                     cpl_valid = d_idle;
                 end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_valid = 1'b1;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
             SpState$ErrTerm:
                 begin
                     term_valid = d_idle;
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         rterm_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
             SpState$RtOut:
                 begin
                     rterm_valid = d_idle;
@@ -71480,80 +62279,11 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         qp_err_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
             SpState$ErrAdv:
                 begin
                     if (adv_ready) begin
                         qp_err_valid = 1'b1;
                     end
-                end
-            SpState$RtRun:
-                begin
                 end
             SpState$RtOut:
                 begin
@@ -71570,9 +62300,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         dma_wr_valid = 1'b0;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     dma_wr_valid = 1'b1;
@@ -71581,26 +62308,14 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                 begin
                     dma_wr_valid = (cnt$q >= g_k) | in_done$q;
                 end
-            DState$End:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dma_wr_hdr = 1'b0;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     dma_wr_hdr = 1'b1;
-                end
-            DState$Data:
-                begin
-                end
-            DState$End:
-                begin
                 end
         endcase
     end
@@ -71610,18 +62325,9 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         dma_wr_data = gbuf$q[(32'h0)+:(64)];
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     dma_wr_data = paddr$q;
-                end
-            DState$Data:
-                begin
-                end
-            DState$End:
-                begin
                 end
         endcase
     end
@@ -71634,81 +62340,9 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         cpl_byte_len = mo$q + {{16{1'b0}}, len$q};
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_byte_len = 32'h0;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -71721,81 +62355,9 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         cpl_status = 8'h0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_status = e_status$q;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -71808,81 +62370,9 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
             cpl_flags = cpl_flags | k_f_inv;
         end
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_flags = 8'h0;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -71892,162 +62382,18 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
             cpl_imm = inv$q;
         end
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_imm = 32'h0;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cpl_term = 32'h0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_term = k_term_present | {{16{1'b0}}, e_cause$q};
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -72132,21 +62478,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         chk_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
             SpState$SChk:
                 begin
                     if (ck$q == nsge_r$q) begin
@@ -72157,9 +62488,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         chk_valid = 1'b1;
                     end
                 end
-            SpState$SRes:
-                begin
-                end
             SpState$XChk:
                 begin
                     if (x_len == 32'h0) begin
@@ -72168,140 +62496,26 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         chk_valid = 1'b1;
                     end
                 end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
             SpState$IChk:
                 begin
                     chk_valid = 1'b1;
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         res_ready = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
             SpState$SRes:
                 begin
                     res_ready = 1'b1;
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
                     res_ready = 1'b1;
                 end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
             SpState$IRes:
                 begin
                     res_ready = 1'b1;
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -72445,78 +62659,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         hq$read = 1'b1;
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -72537,78 +62679,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         inv_out = hq_inv;
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -72620,42 +62690,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
     always @(*) begin
         cq$write = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     if (~cq$full) begin
@@ -72667,18 +62701,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                     if (~cq$full) begin
                         cq$write = 1'b1;
                     end
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
                 end
             SpState$Drain:
                 begin
@@ -72692,65 +62714,17 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                         cq$write = 1'b1;
                     end
                 end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
             SpState$RtRun:
                 begin
                     if (~cq$full) begin
                         cq$write = 1'b1;
                     end
                 end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         cq_in = 82'h0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     cq_in = ({{18{1'b0}}, c_addr$q} << 32'h12) | ({{66{1'b0}}, c_n$q[(32'h0)+:(16)]} << 32'h2);
@@ -72759,18 +62733,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                 begin
                     cq_in = k_cmd_end;
                 end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
             SpState$Drain:
                 begin
                     cq_in = k_cmd_end;
@@ -72779,21 +62741,9 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
                 begin
                     cq_in = k_cmd_end;
                 end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
             SpState$RtRun:
                 begin
                     cq_in = k_cmd_end_capt;
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -72852,8 +62802,6 @@ module rnic_ecpix5$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,
         in_fire = 1'b0;
         if (gear_on) begin
             in_fire = in_en & dd_valid;
-        end
-        else if (dstate$q == DState$End) begin
         end
     end
     always @(*) begin
@@ -75242,8 +65190,6 @@ module rnic_ecpix5$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_val
         else if (fin) begin
             reason = 8'h2;
         end
-        else if ((seq == c_rcv_nxt) & ({{16{1'b0}}, pay_len} <= c_rcv_wnd)) begin
-        end
     end
     always @(*) begin
         decide = c_have & hdr_valid & ~dv$q & (up_ready | ~fast);
@@ -76043,8 +65989,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     else if (sn$q == 9'h1) begin
                         state$d = SendCplState$Idle;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -76071,12 +66015,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                 begin
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         tail$d = tail$q + 8'h1;
-                    end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -76109,12 +66047,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                 begin
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         cnt$d = cnt$q + 9'h1;
-                    end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -76153,10 +66085,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     else if (rd_valid & |cnt$q) begin
                         sp$d = head$q;
                     end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -76194,10 +66122,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     end
                     else if (rd_valid & |cnt$q) begin
                         sn$d = cnt$q;
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -76255,8 +66179,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     else if (~tab$read_data[32'h4]) begin
                         c_no_cq$d = c_no_cq$q + 32'h1;
                     end
-                    else if ((e_kind == k_ready) | ((e_kind == k_read) & e_done) | ((e_kind == k_ack) & (acked | ~ack_wait))) begin
-                    end
                 end
             SendCplState$Emit:
                 begin
@@ -76289,10 +66211,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     if (tab$read_data[32'h5] | (e_cur_ep != e_ep)) begin
                         c_off$d = c_off$q + 32'h1;
                     end
-                    else if (~tab$read_data[32'h4]) begin
-                    end
-                    else if ((e_kind == k_ready) | ((e_kind == k_read) & e_done) | ((e_kind == k_ack) & (acked | ~ack_wait))) begin
-                    end
                 end
             SendCplState$Emit:
                 begin
@@ -76320,8 +66238,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     else if (rd_valid & ~tx_valid) begin
                         c_orphan$d = c_orphan$q + 32'h1;
                     end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -76343,8 +66259,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                         if (~tx_valid) begin
                             c_orphan$d = c_orphan$q + 32'h1;
                         end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -76446,10 +66360,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     if ((e_kind == k_read) & ~e_done & (e_qp == rd_qp) & (e_wr_id == rd_wr_id)) begin
                         ram$write_address = sp$q;
                     end
-                    else if (sn$q == 9'h1) begin
-                    end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -76479,10 +66389,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     if ((e_kind == k_read) & ~e_done & (e_qp == rd_qp) & (e_wr_id == rd_wr_id)) begin
                         ram$write_data = (ram$read_data & k_keep) | ({{125{1'b0}}, rd_len} << 32'h40) | ({{149{1'b0}}, rd_status} << 32'h80) | k_done;
                     end
-                    else if (sn$q == 9'h1) begin
-                    end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -76496,12 +66402,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                 begin
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         ram$write_enable = 1'b1;
-                    end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -76520,10 +66420,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                 begin
                     if ((e_kind == k_read) & ~e_done & (e_qp == rd_qp) & (e_wr_id == rd_wr_id)) begin
                         ram$write_enable = 1'b1;
-                    end
-                    else if (sn$q == 9'h1) begin
-                    end
-                    else begin
                     end
                 end
             default:
@@ -76630,12 +66526,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         tx_ready = 1'b1;
                     end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -76669,8 +66559,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     else if (rd_valid & ~tx_valid) begin
                         rd_ready = 1'b1;
                     end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -76693,8 +66581,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                         if (~tx_valid) begin
                             rd_ready = 1'b1;
                         end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -76748,8 +66634,6 @@ module rnic_ecpix5$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,cf
                     end
                     else if (~tab$read_data[32'h4]) begin
                         pop = 1'b1;
-                    end
-                    else if ((e_kind == k_ready) | ((e_kind == k_read) & e_done) | ((e_kind == k_ack) & (acked | ~ack_wait))) begin
                     end
                 end
             SendCplState$Emit:
@@ -78620,8 +68504,6 @@ module rnic_ecpix5$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_w
                 if (wr_ok) begin
                     inv_pend$d = 1'b1;
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -80471,8 +70353,6 @@ module rnic_ecpix5$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_vali
         end
         else if ((st$q == 3'h1) & (ctx_ack == ctx_acked)) begin
             n_piggy$d = n_piggy$q + 32'h1;
-        end
-        else if (st$q == 3'h1) begin
         end
         if (reset) begin
             n_piggy$d = 32'h0;
@@ -82517,8 +72397,6 @@ module rnic_ecpix5$core$tx_framer$hdr(clock,reset,rec_data,rec_empty,rec_read,da
                     hold6$d = dd[(32'h10)+:(48)];
                 end
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -82778,8 +72656,6 @@ module rnic_ecpix5$core$tx_framer$hdr(clock,reset,rec_data,rec_empty,rec_read,da
                 if (~dat_empty) begin
                     dat_read = 1'b1;
                 end
-            end
-            else begin
             end
         end
     end
@@ -83749,10 +73625,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 crc_en$d = d_crc_en;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         mk_en$d = mk_en$q;
@@ -83760,10 +73632,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
             if (d_valid & d_ready) begin
                 mk_en$d = d_mk_en;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83773,10 +73641,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 opcode$d = d_opcode;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         last$d = last$q;
@@ -83784,10 +73648,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
             if (d_valid & d_ready) begin
                 last$d = d_last;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83797,10 +73657,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 stag$d = d_stag;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         to$d = to$q;
@@ -83808,10 +73664,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
             if (d_valid & d_ready) begin
                 to$d = d_to;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83821,10 +73673,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 qn$d = d_qn;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         msn$d = msn$q;
@@ -83832,10 +73680,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
             if (d_valid & d_ready) begin
                 msn$d = d_msn;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83845,10 +73689,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 mo$d = d_mo;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         pay_len$d = pay_len$q;
@@ -83857,10 +73697,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 pay_len$d = d_pay_len;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         side$d = side$q;
@@ -83868,10 +73704,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
             if (d_valid & d_ready) begin
                 side$d = d_side;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83886,8 +73718,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 fw$d = nfw;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         wph$d = wph$q;
@@ -83901,8 +73731,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 wph$d = wph$q + 7'h2;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         woff$d = woff$q;
@@ -83915,8 +73743,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
             if (adv & ~stall) begin
                 woff$d = woff2;
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83933,8 +73759,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                     end
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83959,8 +73783,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         pay_rem$d = pay_rem$q;
@@ -83978,8 +73800,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                     end
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -84000,8 +73820,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         drain$d = drain$q;
@@ -84015,8 +73833,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 drain$d = drain_nx;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         q_data$d = q_data$q;
@@ -84026,8 +73842,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
             if (adv & ~stall) begin
                 q_data$d = {{32{1'b0}}, w0} | ({{32{1'b0}}, w1} << 32'h20);
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -84039,8 +73853,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 q_last$d = c0 | c1;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         q_half$d = q_half$q;
@@ -84050,8 +73862,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
             if (adv & ~stall) begin
                 q_half$d = c0;
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -84065,8 +73875,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
             if (adv & ~stall) begin
                 q_valid$d = 1'b1;
             end
-        end
-        else begin
         end
         if (reset) begin
             q_valid$d = 1'b0;
@@ -84097,8 +73905,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         p_t$d = p_t$q;
@@ -84114,16 +73920,12 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         p_psum$d = p_psum$q;
         if (o_write) begin
             if (q_last$q) begin
                 p_psum$d = psum$q + bsum;
-            end
-            else begin
             end
         end
     end
@@ -84137,8 +73939,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                     p_crc_en$d = crc_en$q;
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -84155,8 +73955,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 end
             end
         end
-        else begin
-        end
         if (reset) begin
             p_v$d = 1'b0;
         end
@@ -84168,13 +73966,7 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 if (bad) begin
                     c_drop$d = c_drop$q + 32'h1;
                 end
-                else begin
-                end
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
         if (reset) begin
             c_drop$d = 32'h0;
@@ -84195,8 +73987,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 end
             end
         end
-        else begin
-        end
         if (reset) begin
             c_perr$d = 32'h0;
         end
@@ -84208,10 +73998,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 hwords$d = {{9{1'b0}}, d_hw};
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         fw_crc$d = fw_crc$q;
@@ -84219,10 +74005,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
             if (d_valid & d_ready) begin
                 fw_crc$d = d_fwc[(32'h0)+:(12)];
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -84375,8 +74157,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                 take = need_in;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         rem8 = 4'h8;
@@ -84461,8 +74241,6 @@ module rnic_ecpix5$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk_
                     end
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -84722,8 +74500,6 @@ module rnic_ecpix5$core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc,
             if (last) begin
                 pad_state$d = step$out;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -84731,8 +74507,6 @@ module rnic_ecpix5$core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc,
         if (valid) begin
             if (last) begin
                 pad$d = lanes - keep;
-            end
-            else begin
             end
         end
     end
@@ -84742,8 +74516,6 @@ module rnic_ecpix5$core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc,
         if (valid) begin
             if (last) begin
                 stage2$d = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -86544,39 +76316,13 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
             else if (evict) begin
                 head$d = head$q + 10'h1;
             end
-            else begin
-            end
         end
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
             LogState$RDec:
                 begin
                     if (((una_mode == 2'h0) | (((una_snd_una - e_end) >> 32'h1f) == 32'h0)) & ~(in_valid & full)) begin
                         head$d = head$q + 10'h1;
                     end
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -86592,8 +76338,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
             else if (evict) begin
                 tail$d = tail$q + 10'h1;
             end
-            else begin
-            end
         end
         if (reset) begin
             tail$d = 10'h0;
@@ -86602,71 +76346,26 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
     always @(*) begin
         rp$d = rp$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     if (xs_gnt) begin
                         rp$d = head$q;
                     end
                 end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     rp$d = rp$q + 10'h1;
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         xend$d = xend$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     if (xs_gnt) begin
                         xend$d = tail$q;
                     end
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -86680,30 +76379,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
             end
         end
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
             LogState$XFin:
                 begin
                     pend$d = 1'b0;
@@ -86726,63 +76401,24 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
     always @(*) begin
         e$d = e$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
             LogState$RHead:
                 begin
                     e$d = ram$read_data;
                 end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
             LogState$XRead:
                 begin
                     e$d = ram$read_data;
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         nsent$d = nsent$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     if (xs_gnt) begin
                         nsent$d = 1'b0;
                     end
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
                 end
             LogState$XEmit:
                 begin
@@ -86790,32 +76426,11 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
                         nsent$d = 1'b1;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         desc_done$d = desc_done$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -86828,32 +76443,11 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
                         desc_done$d = 1'b1;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         req_done$d = req_done$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -86866,32 +76460,11 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
                         req_done$d = x_fin;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         pay_done$d = pay_done$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -86906,32 +76479,11 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
                         end
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         beat$d = beat$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -86944,43 +76496,16 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
                         beat$d = beat$q + 2'h1;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_sent$d = c_sent$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
             LogState$XEmit:
                 begin
                     if (desc_done$q & req_done$q & pay_done$q) begin
                         c_sent$d = c_sent$q + 32'h1;
                     end
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -87006,8 +76531,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
             if (pend$q) begin
                 c_busy$d = c_busy$q + 32'h1;
             end
-            else begin
-            end
         end
         if (reset) begin
             c_busy$d = 32'h0;
@@ -87016,30 +76539,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
     always @(*) begin
         c_empty$d = c_empty$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
             LogState$XFin:
                 begin
                     if (~nsent$q) begin
@@ -87079,24 +76578,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
     always @(*) begin
         x_off$d = x_off$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -87109,32 +76590,11 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
                         x_off$d = x_off$q + k_seg_read;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         x_busy$d = x_busy$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -87149,9 +76609,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
                     if (take & ~e_rr & dma_rd_cpl_last) begin
                         x_busy$d = 1'b0;
                     end
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -87197,8 +76654,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
             else if (evict) begin
                 ram$write_enable = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -87207,33 +76662,9 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
     always @(*) begin
         ram$read_address = head$q[(32'h0)+:(9)];
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
             LogState$XScan:
                 begin
                     ram$read_address = rp$q[(32'h0)+:(9)];
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -87359,8 +76790,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
             if (e_rr) begin
                 pay_data = rr_word;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -87372,8 +76801,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
                     pay_keep = 4'h4;
                 end
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -87381,8 +76808,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
         if ((st$q == LogState$XEmit) & desc_done$q & ~pay_done$q) begin
             if (e_rr) begin
                 pay_last = beat$q == 2'h3;
-            end
-            else begin
             end
         end
     end
@@ -87402,15 +76827,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
     always @(*) begin
         xs_req = 1'b0;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     xs_req = 1'b1;
@@ -87430,9 +76846,6 @@ module rnic_ecpix5$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc_
             LogState$XEmit:
                 begin
                     xs_req = 1'b1;
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -88609,8 +78022,6 @@ module rnic_ecpix5$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_va
         if (park_fire) begin
             if (m_now | m_hist | pw$q) begin
                 woke_n = woke_n | pmask;
-            end
-            else begin
             end
         end
     end
@@ -90275,8 +79686,6 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                     else if (wqe_opcode == 8'h3) begin
                         msn0$d = state_ram$read_data[(32'h20)+:(32)] + 32'h1;
                     end
-                    else begin
-                    end
                 end
             SegState$Seg:
                 begin
@@ -90618,12 +80027,6 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                     if (wqe_opcode == 8'h0) begin
                         is_tagged$d = 1'b1;
                     end
-                    else if (wqe_opcode == 8'h2) begin
-                    end
-                    else if (wqe_opcode == 8'h3) begin
-                    end
-                    else begin
-                    end
                 end
             SegState$Seg:
                 begin
@@ -90819,8 +80222,6 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                     end
                     else if (wqe_opcode == 8'h3) begin
                         stag$d = wqe_imm;
-                    end
-                    else begin
                     end
                 end
             SegState$Seg:
@@ -91337,10 +80738,6 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                     if (res_valid) begin
                         if (|res_fault) begin
                             status$d = c_prot_err;
-                        end
-                        else if (pre_other) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -92448,10 +81845,6 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                         if (|res_fault) begin
                             n_prot$d = n_prot$q + 32'h1;
                         end
-                        else if (pre_other) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             SegState$Skip:
@@ -92586,8 +81979,6 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                         else if (pre_other) begin
                             sk$d = sk$q - 3'h1;
                         end
-                        else begin
-                        end
                     end
                 end
             SegState$Skip:
@@ -92606,15 +81997,11 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                     else if (wqe_sge_len == 32'h0) begin
                         sk$d = sk$q - 3'h1;
                     end
-                    else begin
-                    end
                 end
             SegState$Nxt:
                 begin
                     if (wqe_sge_len == 32'h0) begin
                         sk$d = sk$q + 3'h1;
-                    end
-                    else begin
                     end
                 end
             SegState$Off:
@@ -92862,8 +82249,6 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                     if (soff$q >= wqe_sge_len) begin
                         soff$d = soff$q - wqe_sge_len;
                     end
-                    else begin
-                    end
                 end
             SegState$PSel:
                 begin
@@ -92913,10 +82298,6 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                 begin
                     if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
                         state_ram$read_address = xs_qp;
-                    end
-                    else if (wqe_valid & cq_room & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
-                    end
-                    else if (wqe_valid & cq_room & ~rr_pending$q & contend) begin
                     end
                 end
             SegState$XLoad:
@@ -94169,10 +83550,6 @@ module rnic_ecpix5$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,
         else if (ov$q & ram_last) begin
             rd_slot$d = rd_slot$q + 2'h1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
         if (reset) begin
             rd_slot$d = 2'h0;
         end
@@ -94186,8 +83563,6 @@ module rnic_ecpix5$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,
         end
         else if (head_ok) begin
             rcnt$d = rcnt$q + 10'h1;
-        end
-        else begin
         end
         if (reset) begin
             rcnt$d = 10'h0;
@@ -94220,8 +83595,6 @@ module rnic_ecpix5$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,
         else if (head_ok) begin
             cur_addr$d = raddr;
         end
-        else begin
-        end
     end
     always @(*) begin
         slot = rd_slot$q;
@@ -94239,10 +83612,6 @@ module rnic_ecpix5$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,
         else if (ov$q & ram_last) begin
             drained = 1'b1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         ram_addr = cur_addr$q;
@@ -94252,8 +83621,6 @@ module rnic_ecpix5$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,
         end
         else if (head_ok) begin
             ram_addr = raddr;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -96813,10 +86180,6 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
                     if (|(off$q & (64'h1 << qp$q))) begin
                         n_skip$d = n_skip$q + 32'h1;
                     end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
-                    end
                 end
             FetchState$Issue:
                 begin
@@ -97039,10 +86402,6 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
                     if (|(off$q & (64'h1 << qp$q))) begin
                         cis$write_enable = 1'b1;
                     end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
-                    end
                 end
             FetchState$Issue:
                 begin
@@ -97075,10 +86434,6 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
                     if (|(off$q & (64'h1 << qp$q))) begin
                         cis$write_address = qp$q;
                     end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
-                    end
                 end
             FetchState$Issue:
                 begin
@@ -97110,10 +86465,6 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
                 begin
                     if (|(off$q & (64'h1 << qp$q))) begin
                         cis$write_data = d_prod$q;
-                    end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
                     end
                 end
             FetchState$Issue:
@@ -97276,8 +86627,6 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
                     end
                     else if (nn == 4'h0) begin
                         busy_next = busy_next & ~(64'h1 << qp$q);
-                    end
-                    else begin
                     end
                 end
             FetchState$Issue:
@@ -98995,8 +88344,6 @@ module rnic_ecpix5$core$wr_a_sk$sk(clock,reset,in_valid,in_data,in_ready,out_val
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -99011,16 +88358,12 @@ module rnic_ecpix5$core$wr_a_sk$sk(clock,reset,in_valid,in_data,in_ready,out_val
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -99194,8 +88537,6 @@ module rnic_ecpix5$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_
                 locked$d = 1'b1;
             end
         end
-        else if (~locked$q & ~dma_wr_valid & other_valid) begin
-        end
         if (reset) begin
             locked$d = 1'b0;
         end
@@ -99207,8 +88548,6 @@ module rnic_ecpix5$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_
                 if (other_valid) begin
                     sel$d = ~sel$q;
                 end
-            end
-            else begin
             end
         end
         else if (~locked$q & ~dma_wr_valid & other_valid) begin
@@ -99230,8 +88569,6 @@ module rnic_ecpix5$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a_
         b_ready = 1'b0;
         if (sel$q) begin
             b_ready = dma_wr_ready;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -99492,8 +88829,6 @@ module rnic_ecpix5$core$wr_b_sk$sk(clock,reset,in_valid,in_data,in_ready,out_val
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -99508,16 +88843,12 @@ module rnic_ecpix5$core$wr_b_sk$sk(clock,reset,in_valid,in_data,in_ready,out_val
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -99784,8 +89115,6 @@ module rnic_ecpix5$core$wr_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -99800,16 +89129,12 @@ module rnic_ecpix5$core$wr_sk$sk(clock,reset,in_valid,in_data,in_ready,out_valid
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -101347,8 +90672,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (in_bus) begin
                             state$d = CpuState$Bus;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         if (misal) begin
@@ -101360,45 +90683,12 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (in_bus) begin
                             state$d = CpuState$Bus;
                         end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
                 state$d = CpuState$Halted;
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
@@ -101411,8 +90701,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 end
                 else if (~dbg_reg_write) begin
                     state$d = CpuState$DbgReg;
-                end
-                else begin
                 end
             end
             else if (dbg_sb_req) begin
@@ -101483,36 +90771,9 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         ir$d = ir$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
             CpuState$Decode:
                 begin
                     ir$d = imem$read_data;
-                end
-            CpuState$Exec:
-                begin
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$Halted) begin
@@ -101523,14 +90784,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         ir$d = ({{20{1'b0}}, dbg_reg_num[(32'h0)+:(12)]} << 32'h14) | 32'h1073;
                     end
                 end
-                else if (~dbg_reg_write) begin
-                end
-                else begin
-                end
-            end
-            else if (dbg_sb_req) begin
-            end
-            else if (dbg_resume_req) begin
             end
         end
     end
@@ -101540,33 +90793,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             CpuState$Fetch:
                 begin
                     fetch_fault$d = (pc$q & imem_hi) != 32'h0;
-                end
-            CpuState$Decode:
-                begin
-                end
-            CpuState$Exec:
-                begin
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (jump) begin
@@ -101582,12 +90808,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         ls_addr$d = ls_addr$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -101608,35 +90828,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         ls_addr$d = maddr;
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -101646,12 +90837,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         ls_f3$d = ls_f3$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -101672,35 +90857,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         ls_f3$d = f3;
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -101710,12 +90866,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         ls_src$d = ls_src$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -101745,8 +90895,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (in_bus) begin
                             ls_src$d = 2'h3;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         if (misal) begin
@@ -101758,38 +90906,7 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (in_bus) begin
                             ls_src$d = 2'h3;
                         end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -101805,19 +90922,11 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             else if ((dbg_sb_addr & 32'hf0000000) == 32'h20000000) begin
                 ls_src$d = 2'h3;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
         ls_we$d = ls_we$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -101838,35 +90947,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         ls_we$d = 1'b1;
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -101876,12 +90956,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         ls_strb$d = ls_strb$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -101902,35 +90976,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         ls_strb$d = st_strb;
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -101940,12 +90985,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         ls_wdata$d = ls_wdata$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -101965,35 +91004,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         ls_wdata$d = st_data;
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -102007,12 +91017,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         st_mie$d = st_mie$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -102041,71 +91045,12 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (ir$q == 32'h30200073) begin
                             st_mie$d = st_mpie$q;
                         end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (csr_we) begin
             if (csr == 12'h300) begin
                 st_mie$d = csr_new[32'h3];
-            end
-            else if (csr == 12'h304) begin
-            end
-            else if (csr == 12'h305) begin
-            end
-            else if (csr == 12'h340) begin
-            end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (trap) begin
@@ -102118,12 +91063,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         st_mpie$d = st_mpie$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -102152,71 +91091,12 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (ir$q == 32'h30200073) begin
                             st_mpie$d = 1'b1;
                         end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (csr_we) begin
             if (csr == 12'h300) begin
                 st_mpie$d = csr_new[32'h7];
-            end
-            else if (csr == 12'h304) begin
-            end
-            else if (csr == 12'h305) begin
-            end
-            else if (csr == 12'h340) begin
-            end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (trap) begin
@@ -102234,34 +91114,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             else if (csr == 12'h304) begin
                 ie_meie$d = csr_new[32'hb];
             end
-            else if (csr == 12'h305) begin
-            end
-            else if (csr == 12'h340) begin
-            end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             ie_meie$d = 1'b0;
@@ -102274,34 +91126,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             end
             else if (csr == 12'h304) begin
                 ie_mtie$d = csr_new[32'h7];
-            end
-            else if (csr == 12'h305) begin
-            end
-            else if (csr == 12'h340) begin
-            end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -102317,32 +91141,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             end
             else if (csr == 12'h305) begin
                 mtvec$d = csr_new & 32'hfffffffd;
-            end
-            else if (csr == 12'h340) begin
-            end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -102361,30 +91159,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             else if (csr == 12'h340) begin
                 mscratch$d = csr_new;
             end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
     end
     always @(*) begin
@@ -102400,28 +91174,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             end
             else if (csr == 12'h341) begin
                 mepc$d = csr_new & 32'hfffffffc;
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (trap) begin
@@ -102443,26 +91195,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             end
             else if (csr == 12'h342) begin
                 mcause$d = csr_new;
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (trap) begin
@@ -102489,24 +91221,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             end
             else if (csr == 12'h343) begin
                 mtval$d = csr_new;
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (trap) begin
@@ -102536,20 +91250,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             end
             else if (csr == 12'hb80) begin
                 cycle_lo$d = cycle_lo$q;
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -102581,20 +91281,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             end
             else if (csr == 12'hb80) begin
                 cycle_hi$d = csr_new;
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -102630,16 +91316,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             end
             else if (csr == 12'hb82) begin
                 instret_lo$d = instret_lo$q;
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -102678,16 +91354,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             else if (csr == 12'hb82) begin
                 instret_hi$d = csr_new;
             end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             instret_hi$d = 32'h0;
@@ -102698,8 +91364,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
                 dmode$d = 1'b1;
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
@@ -102723,8 +91387,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
                 dpc$d = pc$q;
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
@@ -102803,8 +91465,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             else if (csr == 12'h7b0) begin
                 dcsr_ebreakm$d = csr_new[32'hf];
             end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             dcsr_ebreakm$d = 1'b0;
@@ -102843,8 +91503,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             end
             else if (csr == 12'h7b0) begin
                 dcsr_stepie$d = csr_new[32'hb];
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -102885,8 +91543,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             else if (csr == 12'h7b0) begin
                 dcsr_step$d = csr_new[32'h2];
             end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             dcsr_step$d = 1'b0;
@@ -102904,8 +91560,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     dcsr_cause$d = 3'h3;
                 end
             end
-            else if (dbg_sb_req) begin
-            end
         end
         if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
             dcsr_cause$d = 3'h1;
@@ -102919,8 +91573,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
                 stepping$d = 1'b0;
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
@@ -102987,14 +91639,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     tsel$d = csr_new[32'h0];
                 end
             end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             tsel$d = 1'b0;
@@ -103031,14 +91675,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 if (~tsel$q) begin
                     tg0_dmode$d = csr_new[32'h1b] & dmode$q;
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -103052,10 +91688,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 if (trig_dbg) begin
                     tg0_hit$d = tg0_hit$q | (tg0_fire & tg0_action$q);
                 end
-                else if (dbg_halt_req) begin
-                end
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Decode) & trap & (cause == 32'h3)) begin
@@ -103090,14 +91722,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 if (~tsel$q) begin
                     tg0_hit$d = csr_new[32'h14];
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -103135,14 +91759,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 if (~tsel$q) begin
                     tg0_action$d = (csr_new[(32'hc)+:(4)] == 4'h1) & csr_new[32'h1b] & dmode$q;
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -103180,14 +91796,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 if (~tsel$q) begin
                     tg0_m$d = csr_new[32'h6];
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -103225,14 +91833,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 if (~tsel$q) begin
                     tg0_u$d = csr_new[32'h3];
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -103270,14 +91870,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 if (~tsel$q) begin
                     tg0_exec$d = csr_new[32'h2];
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -103317,12 +91909,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 if (~tsel$q) begin
                     tg0_addr$d = csr_new;
                 end
-                else begin
-                end
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -103367,12 +91953,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     tg1_dmode$d = csr_new[32'h1b] & dmode$q;
                 end
             end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             tg1_dmode$d = 1'b0;
@@ -103385,10 +91965,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 if (trig_dbg) begin
                     tg1_hit$d = tg1_hit$q | (tg1_fire & tg1_action$q);
                 end
-                else if (dbg_halt_req) begin
-                end
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Decode) & trap & (cause == 32'h3)) begin
@@ -103425,12 +92001,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 else begin
                     tg1_hit$d = csr_new[32'h14];
                 end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -103471,12 +92041,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     tg1_action$d = (csr_new[(32'hc)+:(4)] == 4'h1) & csr_new[32'h1b] & dmode$q;
                 end
             end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             tg1_action$d = 1'b0;
@@ -103515,12 +92079,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 else begin
                     tg1_m$d = csr_new[32'h6];
                 end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -103561,12 +92119,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     tg1_u$d = csr_new[32'h3];
                 end
             end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             tg1_u$d = 1'b0;
@@ -103605,12 +92157,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 else begin
                     tg1_exec$d = csr_new[32'h2];
                 end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -103653,10 +92199,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     tg1_addr$d = csr_new;
                 end
             end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             tg1_addr$d = 32'h0;
@@ -103685,12 +92227,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         mtimecmp_lo$d = mtimecmp_lo$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -103717,44 +92253,9 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                                 if ((maddr & 32'hfffc) == 32'h4000) begin
                                     mtimecmp_lo$d = st_data;
                                 end
-                                else if ((maddr & 32'hfffc) == 32'h4004) begin
-                                end
                             end
                         end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$DbgSb) begin
@@ -103764,8 +92265,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                 if (ls_we$q & (ls_src$q == 2'h2)) begin
                     if ((ls_addr$q & 32'hfffc) == 32'h4000) begin
                         mtimecmp_lo$d = ls_wdata$q;
-                    end
-                    else if ((ls_addr$q & 32'hfffc) == 32'h4004) begin
                     end
                 end
             end
@@ -103777,12 +92276,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         mtimecmp_hi$d = mtimecmp_hi$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -103813,40 +92306,7 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                                 end
                             end
                         end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$DbgSb) begin
@@ -104422,10 +92882,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
         else if ((csr == 12'h7b1) & dmode$q) begin
             csr_old = dpc$q;
         end
-        else if ((csr == 12'h310) | ((csr >= 12'hf11) & (csr <= 12'hf15))) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         csr_wr = (f3[(32'h0)+:(2)] == 2'h1) | (rs1 != 5'h0);
@@ -104463,12 +92919,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         retire = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -104507,10 +92957,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (in_clint) begin
                             retire = 1'b1;
                         end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
                         retire = 1'b1;
@@ -104526,13 +92972,9 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (ir$q == 32'h10500073) begin
                             retire = 1'b1;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
                         retire = 1'b1;
-                    end
-                    else begin
                     end
                 end
             CpuState$Mem:
@@ -104551,26 +92993,11 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         retire = 1'b1;
                     end
                 end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         trap = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
             CpuState$Decode:
                 begin
                     if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
@@ -104585,8 +93012,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if (fetch_fault$q) begin
                         trap = 1'b1;
                     end
-                    else begin
-                    end
                 end
             CpuState$Exec:
                 begin
@@ -104598,14 +93023,10 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         if (target[32'h1]) begin
                             trap = 1'b1;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
                         if (taken & target[32'h1]) begin
                             trap = 1'b1;
-                        end
-                        else begin
                         end
                     end
                     else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
@@ -104665,27 +93086,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         trap = 1'b1;
                     end
                 end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
@@ -104702,9 +93102,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         cause = 32'h2;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
             CpuState$Decode:
                 begin
                     if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
@@ -104719,8 +93116,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if (fetch_fault$q) begin
                         cause = 32'h1;
                     end
-                    else begin
-                    end
                 end
             CpuState$Exec:
                 begin
@@ -104732,14 +93127,10 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         if (target[32'h1]) begin
                             cause = 32'h0;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
                         if (taken & target[32'h1]) begin
                             cause = 32'h0;
-                        end
-                        else begin
                         end
                     end
                     else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
@@ -104785,47 +93176,13 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (ir$q == 32'h100073) begin
                             cause = 32'h3;
                         end
-                        else if (ir$q == 32'h30200073) begin
-                        end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
     end
     always @(*) begin
         tval = ir$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
             CpuState$Decode:
                 begin
                     if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
@@ -104840,8 +93197,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if (fetch_fault$q) begin
                         tval = pc$q;
                     end
-                    else begin
-                    end
                 end
             CpuState$Exec:
                 begin
@@ -104853,14 +93208,10 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         if (target[32'h1]) begin
                             tval = target;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
                         if (taken & target[32'h1]) begin
                             tval = target;
-                        end
-                        else begin
                         end
                     end
                     else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
@@ -104906,50 +93257,13 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (ir$q == 32'h100073) begin
                             tval = pc$q;
                         end
-                        else if (ir$q == 32'h30200073) begin
-                        end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
     end
     always @(*) begin
         wb_en = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -104983,8 +93297,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
                         wb_en = 1'b1;
                     end
-                    else begin
-                    end
                 end
             CpuState$Mem:
                 begin
@@ -105002,29 +93314,11 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         wb_en = 1'b1;
                     end
                 end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         wb_data = alu;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -105057,8 +93351,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
                         wb_data = csr_old;
                     end
-                    else begin
-                    end
                 end
             CpuState$Mem:
                 begin
@@ -105076,29 +93368,11 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         wb_data = md$result;
                     end
                 end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         jump = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -105137,10 +93411,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (in_clint) begin
                             jump = 1'b1;
                         end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
                         jump = 1'b1;
@@ -105156,13 +93426,9 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (ir$q == 32'h10500073) begin
                             jump = 1'b1;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
                         jump = 1'b1;
-                    end
-                    else begin
                     end
                 end
             CpuState$Mem:
@@ -105181,18 +93447,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         jump = 1'b1;
                     end
                 end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
         if (trap) begin
             jump = 1'b1;
@@ -105201,12 +93455,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         jump_pc = pc4;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -105247,36 +93495,7 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (ir$q == 32'h30200073) begin
                             jump_pc = mepc$q;
                         end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (trap) begin
@@ -105286,12 +93505,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         seq = 1'b1;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -105332,36 +93545,7 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (ir$q == 32'h30200073) begin
                             seq = 1'b0;
                         end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (trap) begin
@@ -105371,12 +93555,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         csr_we = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -105402,29 +93580,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
                         csr_we = csr_wr;
                     end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$DbgCsr) begin
@@ -105434,12 +93589,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         mem_strb = 4'h0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -105465,22 +93614,7 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (in_clint) begin
                             mem_strb = st_strb;
                         end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
                 end
             CpuState$Bus:
                 begin
@@ -105490,108 +93624,33 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         end
                     end
                 end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         mem_addr = maddr & 32'hfffffffc;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
-            CpuState$Exec:
-                begin
-                end
-            CpuState$Mem:
-                begin
-                end
             CpuState$Bus:
                 begin
                     if (bus_ready) begin
                         mem_addr = ls_addr$q & 32'hfffffffc;
                     end
                 end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         mem_wdata = st_data;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
-            CpuState$Exec:
-                begin
-                end
-            CpuState$Mem:
-                begin
-                end
             CpuState$Bus:
                 begin
                     if (bus_ready) begin
                         mem_wdata = ls_wdata$q;
                     end
                 end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dm_we = 4'h0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -105614,42 +93673,7 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                         else if (in_dmem) begin
                             dm_we = st_strb;
                         end
-                        else if (in_clint) begin
-                        end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$DbgSb) begin
@@ -105671,12 +93695,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         md$start = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -105690,41 +93708,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
                         md$start = 1'b1;
                     end
-                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
-                    end
-                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
-                    end
-                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
-                    end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (reset) begin
@@ -105743,43 +93726,14 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
     always @(*) begin
         bus_valid = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
-            CpuState$Exec:
-                begin
-                end
-            CpuState$Mem:
-                begin
-                end
             CpuState$Bus:
                 begin
                     bus_valid = 1'b1;
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$DbgSb) begin
             if (ls_src$q == 2'h3) begin
                 bus_valid = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -105831,10 +93785,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
                     dbg_reg_done = 1'b1;
                 end
             end
-            else if (dbg_sb_req) begin
-            end
-            else if (dbg_resume_req) begin
-            end
         end
         if (state$q == CpuState$DbgReg) begin
             dbg_reg_done = 1'b1;
@@ -105878,8 +93828,6 @@ module rnic_ecpix5$cpu$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_st
             end
             else if (dbg_sb_req) begin
                 sb_go = 1'b1;
-            end
-            else if (dbg_resume_req) begin
             end
         end
     end
@@ -106828,8 +94776,6 @@ module rnic_ecpix5$cpu$core$md(clock,reset,start,op,a,b,done,result);
         if (active$q) begin
             if (cnt$q == 6'h20) begin
                 active$d = 1'b0;
-            end
-            else begin
             end
         end
         if (start) begin
@@ -108432,8 +96378,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
             else if (~w[32'h0]) begin
                 dmactive$d = 1'b0;
             end
-            else begin
-            end
         end
         if (reset) begin
             dmactive$d = 1'b0;
@@ -108569,16 +96513,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                     data0$d = w;
                 end
             end
-            else if (dmi_addr == 7'h16) begin
-            end
-            else if (dmi_addr == 7'h17) begin
-            end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             data0$d = 32'h0;
@@ -108614,12 +96548,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                     cmd_busy$d = 1'b1;
                 end
             end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             cmd_busy$d = 1'b0;
@@ -108631,8 +96559,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
             if (reg_err) begin
                 cmderr$d = 3'h3;
             end
-            else if (~cmd_write$q) begin
-            end
         end
         if (cmd_busy$q & core_reset) begin
             cmderr$d = 3'h4;
@@ -108643,20 +96569,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                     cmderr$d = 3'h1;
                 end
             end
-            else if (dmi_addr == 7'h10) begin
-            end
-            else if (dmi_addr == 7'h11) begin
-            end
-            else if (dmi_addr == 7'h16) begin
-            end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
-            else if (dmi_addr == 7'h40) begin
-            end
         end
         if (wr & dmactive$q) begin
             if (dmi_addr == 7'h4) begin
@@ -108664,8 +96576,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                     if (cmderr$q == 3'h0) begin
                         cmderr$d = 3'h1;
                     end
-                end
-                else begin
                 end
             end
             else if (dmi_addr == 7'h16) begin
@@ -108697,14 +96607,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                 else if (~regok) begin
                     cmderr$d = 3'h3;
                 end
-                else begin
-                end
-            end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
         if (reset | ~dmactive$q) begin
@@ -108735,12 +96637,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                     cmd_write$d = w[32'h10];
                 end
             end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             cmd_write$d = 1'b0;
@@ -108769,12 +96665,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                 else begin
                     cmd_num$d = regcode;
                 end
-            end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
         if (reset | ~dmactive$q) begin
@@ -108833,10 +96723,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                 if (sb_busy$q) begin
                     sbbusyerror$d = 1'b1;
                 end
-                else if (sbreadondata$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
-                end
-            end
-            else if (dmi_addr == 7'h40) begin
             end
         end
         if (wr & dmactive$q) begin
@@ -108855,14 +96741,10 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                 if (sb_busy$q) begin
                     sbbusyerror$d = 1'b1;
                 end
-                else begin
-                end
             end
             else if (dmi_addr == 7'h3c) begin
                 if (sb_busy$q) begin
                     sbbusyerror$d = 1'b1;
-                end
-                else if ((sberror$q == 3'h0) & ~sbbusyerror$q) begin
                 end
             end
         end
@@ -108882,10 +96764,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
             else if (dmi_addr == 7'h38) begin
                 sbreadonaddr$d = w[32'h14];
             end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             sbreadonaddr$d = 1'b0;
@@ -108902,10 +96780,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
             end
             else if (dmi_addr == 7'h38) begin
                 sbaccess$d = w[(32'h11)+:(3)];
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
         if (reset | ~dmactive$q) begin
@@ -108924,10 +96798,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
             else if (dmi_addr == 7'h38) begin
                 sbautoincrement$d = w[32'h10];
             end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             sbautoincrement$d = 1'b0;
@@ -108945,10 +96815,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
             else if (dmi_addr == 7'h38) begin
                 sbreadondata$d = w[32'hf];
             end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             sbreadondata$d = 1'b0;
@@ -108959,8 +96825,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
         if (sb_done & sb_busy$q) begin
             if (sb_err) begin
                 sberror$d = 3'h2;
-            end
-            else begin
             end
         end
         if (wr & dmactive$q) begin
@@ -108973,10 +96837,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
             else if (dmi_addr == 7'h38) begin
                 sberror$d = sberror$q & ~w[(32'hc)+:(3)];
             end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (sb_start_rd | sb_start_wr) begin
             if (sbaccess$q != 3'h2) begin
@@ -108984,8 +96844,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
             end
             else if (sb_start_mis) begin
                 sberror$d = 3'h3;
-            end
-            else begin
             end
         end
         if (reset | ~dmactive$q) begin
@@ -109018,8 +96876,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                 else begin
                     sbaddress$d = w;
                 end
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
         if (reset | ~dmactive$q) begin
@@ -109133,8 +96989,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                     sb_start_rd = 1'b1;
                 end
             end
-            else if (dmi_addr == 7'h40) begin
-            end
         end
         if (wr & dmactive$q) begin
             if (dmi_addr == 7'h4) begin
@@ -109153,8 +97007,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                         sb_start_rd = 1'b1;
                     end
                 end
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
     end
@@ -109199,8 +97051,6 @@ module rnic_ecpix5$cpu$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,
                         sb_start_mis = w[(32'h0)+:(2)] != 2'h0;
                     end
                 end
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
     end
@@ -109852,8 +97702,6 @@ module rnic_ecpix5$cpu$dtm(clock,reset,tck,tms,tdi,tdo,dmi_req,dmi_addr,dmi_wdat
                 if (busy$q) begin
                     stat$d = 2'h3;
                 end
-                else if (stat$q == 2'h0) begin
-                end
             end
         end
         if (dmi_ack & busy$q) begin
@@ -110387,36 +98235,6 @@ module rnic_ecpix5$cpu$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_va
         ir_sr$d = ir_sr$q;
         if (rise) begin
             case (state$q)
-                TapState$TestLogicReset:
-                    begin
-                    end
-                TapState$RunTestIdle:
-                    begin
-                    end
-                TapState$SelectDr:
-                    begin
-                    end
-                TapState$CaptureDr:
-                    begin
-                    end
-                TapState$ShiftDr:
-                    begin
-                    end
-                TapState$Exit1Dr:
-                    begin
-                    end
-                TapState$PauseDr:
-                    begin
-                    end
-                TapState$Exit2Dr:
-                    begin
-                    end
-                TapState$UpdateDr:
-                    begin
-                    end
-                TapState$SelectIr:
-                    begin
-                    end
                 TapState$CaptureIr:
                     begin
                         ir_sr$d = 5'h1;
@@ -110425,18 +98243,6 @@ module rnic_ecpix5$cpu$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_va
                     begin
                         ir_sr$d = (ir_sr$q >> 32'h1) | ({{4{1'b0}}, tdi_v} << 32'h4);
                     end
-                TapState$Exit1Ir:
-                    begin
-                    end
-                TapState$PauseIr:
-                    begin
-                    end
-                TapState$Exit2Ir:
-                    begin
-                    end
-                TapState$UpdateIr:
-                    begin
-                    end
             endcase
         end
     end
@@ -110444,15 +98250,6 @@ module rnic_ecpix5$cpu$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_va
         sr$d = sr$q;
         if (rise) begin
             case (state$q)
-                TapState$TestLogicReset:
-                    begin
-                    end
-                TapState$RunTestIdle:
-                    begin
-                    end
-                TapState$SelectDr:
-                    begin
-                    end
                 TapState$CaptureDr:
                     begin
                         if (ir_q$q == 5'h1) begin
@@ -110469,39 +98266,6 @@ module rnic_ecpix5$cpu$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_va
                     begin
                         sr$d = sr_next;
                     end
-                TapState$Exit1Dr:
-                    begin
-                    end
-                TapState$PauseDr:
-                    begin
-                    end
-                TapState$Exit2Dr:
-                    begin
-                    end
-                TapState$UpdateDr:
-                    begin
-                    end
-                TapState$SelectIr:
-                    begin
-                    end
-                TapState$CaptureIr:
-                    begin
-                    end
-                TapState$ShiftIr:
-                    begin
-                    end
-                TapState$Exit1Ir:
-                    begin
-                    end
-                TapState$PauseIr:
-                    begin
-                    end
-                TapState$Exit2Ir:
-                    begin
-                    end
-                TapState$UpdateIr:
-                    begin
-                    end
             endcase
         end
     end
@@ -110513,12 +98277,6 @@ module rnic_ecpix5$cpu$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_va
             end
             else if (state$q == TapState$ShiftIr) begin
                 tdo_q$d = ir_sr$q[32'h0];
-            end
-            else if (state$q == TapState$UpdateDr) begin
-            end
-            else if (state$q == TapState$UpdateIr) begin
-            end
-            else if (state$q == TapState$TestLogicReset) begin
             end
         end
         if (reset) begin
@@ -110550,15 +98308,6 @@ module rnic_ecpix5$cpu$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_va
         capture = 1'b0;
         if (rise) begin
             case (state$q)
-                TapState$TestLogicReset:
-                    begin
-                    end
-                TapState$RunTestIdle:
-                    begin
-                    end
-                TapState$SelectDr:
-                    begin
-                    end
                 TapState$CaptureDr:
                     begin
                         if (ir_q$q == 5'h1) begin
@@ -110566,44 +98315,6 @@ module rnic_ecpix5$cpu$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_va
                         else if ((ir_q$q == 5'h10) | (ir_q$q == 5'h11)) begin
                             capture = 1'b1;
                         end
-                        else begin
-                        end
-                    end
-                TapState$ShiftDr:
-                    begin
-                    end
-                TapState$Exit1Dr:
-                    begin
-                    end
-                TapState$PauseDr:
-                    begin
-                    end
-                TapState$Exit2Dr:
-                    begin
-                    end
-                TapState$UpdateDr:
-                    begin
-                    end
-                TapState$SelectIr:
-                    begin
-                    end
-                TapState$CaptureIr:
-                    begin
-                    end
-                TapState$ShiftIr:
-                    begin
-                    end
-                TapState$Exit1Ir:
-                    begin
-                    end
-                TapState$PauseIr:
-                    begin
-                    end
-                TapState$Exit2Ir:
-                    begin
-                    end
-                TapState$UpdateIr:
-                    begin
                     end
             endcase
         end
@@ -110620,10 +98331,6 @@ module rnic_ecpix5$cpu$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_va
             end
             else if (state$q == TapState$UpdateDr) begin
                 update = 1'b1;
-            end
-            else if (state$q == TapState$UpdateIr) begin
-            end
-            else if (state$q == TapState$TestLogicReset) begin
             end
         end
         if (reset) begin
@@ -110904,15 +98611,7 @@ module rnic_ecpix5$cpu_port(clock,reset,bus_valid,bus_we,bus_addr,bus_wdata,bus_
                         if (bus_addr[(32'h18)+:(8)] == 8'h20) begin
                             fw_valid = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            CpuPortState$Read:
-                begin
-                end
-            CpuPortState$Ack:
-                begin
                 end
         endcase
     end
@@ -110928,9 +98627,6 @@ module rnic_ecpix5$cpu_port(clock,reset,bus_valid,bus_we,bus_addr,bus_wdata,bus_
     always @(*) begin
         bus_ready = 1'b0;
         case (state$q)
-            CpuPortState$Idle:
-                begin
-                end
             CpuPortState$Read:
                 begin
                     if (fw_rvalid) begin
@@ -110946,17 +98642,11 @@ module rnic_ecpix5$cpu_port(clock,reset,bus_valid,bus_we,bus_addr,bus_wdata,bus_
     always @(*) begin
         bus_rdata = 32'h0;
         case (state$q)
-            CpuPortState$Idle:
-                begin
-                end
             CpuPortState$Read:
                 begin
                     if (fw_rvalid) begin
                         bus_rdata = fw_rdata;
                     end
-                end
-            CpuPortState$Ack:
-                begin
                 end
         endcase
     end
@@ -111233,8 +98923,6 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
             if (~br_csr_write) begin
                 csr_ans$d = 1'b1;
             end
-            else begin
-            end
         end
         if (reset) begin
             csr_ans$d = 1'b0;
@@ -111251,8 +98939,6 @@ module rnic_ecpix5$fw_owner(clock,reset,br_valid,br_write,br_addr,br_wdata,br_rd
                 if (br_csr_addr == 24'hfff004) begin
                     csr_ans_data$d = next_addr$q;
                 end
-            end
-            else begin
             end
         end
     end
@@ -112054,8 +99740,6 @@ module rnic_ecpix5$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,init
                     if (op$q == 3'h6) begin
                         done$d = 1'b1;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -112085,8 +99769,6 @@ module rnic_ecpix5$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,init
                     if (op$q == 3'h6) begin
                         link_q$d = (rd$q & link_mask) != 16'h0;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -112115,8 +99797,6 @@ module rnic_ecpix5$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,init
                 begin
                     if (op$q == 3'h6) begin
                         speed_q$d = rd$q[(32'he)+:(2)] & speed_mask;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -112233,8 +99913,6 @@ module rnic_ecpix5$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,init
         end
         else if (op$q == 3'h5) begin
             wdata = value$q | 16'h8000;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -113402,8 +101080,6 @@ module rnic_ecpix5$rx0$cdc$fifo$read_logic(clock,read,data_out,empty,almost_empt
         if (read & ~is_empty) begin
             ram_read_address = ((read_address$q[4:0] + 5'h1) & fifo_address_mask[4:0]);
         end
-        else begin
-        end
     end
     always @(*) begin
         data_out = ram_read_data;
@@ -113610,8 +101286,6 @@ module rnic_ecpix5$rx0$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -113629,8 +101303,6 @@ module rnic_ecpix5$rx0$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -113651,8 +101323,6 @@ module rnic_ecpix5$rx0$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -114484,8 +102154,6 @@ module rnic_ecpix5$rx0$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -114503,8 +102171,6 @@ module rnic_ecpix5$rx0$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -114525,8 +102191,6 @@ module rnic_ecpix5$rx0$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -115389,8 +103053,6 @@ module rnic_ecpix5$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_las
                     if (rx_dv) begin
                         crc$d = step$crc_out;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -115410,8 +103072,6 @@ module rnic_ecpix5$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_las
                 begin
                     if (rx_dv) begin
                         hold$d = (hold$q >> 32'h8) | ({{24{1'b0}}, rxd} << 32'h18);
-                    end
-                    else begin
                     end
                 end
             default:
@@ -115437,8 +103097,6 @@ module rnic_ecpix5$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_las
                         else begin
                             nheld$d = nheld$q + 3'h1;
                         end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -115538,8 +103196,6 @@ module rnic_ecpix5$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_las
                             err$d = 1'b1;
                         end
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -115571,8 +103227,6 @@ module rnic_ecpix5$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_las
             if (n$q == 4'h8) begin
                 o_data$d = acc$q;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -115599,8 +103253,6 @@ module rnic_ecpix5$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_las
         if (push) begin
             if (n$q == 4'h8) begin
                 o_keep$d = 4'h8;
-            end
-            else begin
             end
         end
     end
@@ -115652,8 +103304,6 @@ module rnic_ecpix5$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_las
         if (push) begin
             if (n$q == 4'h8) begin
                 o_valid$d = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -115777,10 +103427,6 @@ module rnic_ecpix5$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_las
                         if (nheld$q == 3'h4) begin
                             push = 1'b1;
                         end
-                        else begin
-                        end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -117818,8 +105464,6 @@ module rnic_ecpix5$tx0(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx_
                             if (in_valid) begin
                                 sh$d = in_data;
                             end
-                            else begin
-                            end
                         end
                     end
                 end
@@ -117859,8 +105503,6 @@ module rnic_ecpix5$tx0(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx_
                             if (in_valid) begin
                                 left$d = new_left;
                             end
-                            else begin
-                            end
                         end
                     end
                 end
@@ -117898,8 +105540,6 @@ module rnic_ecpix5$tx0(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx_
                         else begin
                             if (in_valid) begin
                                 is_last$d = in_last;
-                            end
-                            else begin
                             end
                         end
                     end
@@ -119593,8 +107233,6 @@ module rnic_ecpix5$txq0$fifo$read_logic(clock,read,data_out,empty,almost_empty,u
         if (read & ~is_empty) begin
             ram_read_address = ((read_address$q[8:0] + 9'h1) & fifo_address_mask[8:0]);
         end
-        else begin
-        end
     end
     always @(*) begin
         data_out = ram_read_data;
@@ -119801,8 +107439,6 @@ module rnic_ecpix5$txq0$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in,
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -119820,8 +107456,6 @@ module rnic_ecpix5$txq0$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in,
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -119842,8 +107476,6 @@ module rnic_ecpix5$txq0$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in,
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -120675,8 +108307,6 @@ module rnic_ecpix5$txq0$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in,
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -120694,8 +108324,6 @@ module rnic_ecpix5$txq0$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in,
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -120716,8 +108344,6 @@ module rnic_ecpix5$txq0$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in,
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -121403,8 +109029,6 @@ module rnic_ecpix5$txq0$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,up
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -121422,8 +109046,6 @@ module rnic_ecpix5$txq0$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,up
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -121444,8 +109066,6 @@ module rnic_ecpix5$txq0$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,up
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:

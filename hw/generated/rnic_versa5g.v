@@ -3569,8 +3569,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     if (bi$q == 4'h8) begin
                         rs$d = RxState$Check1;
                     end
-                    else begin
-                    end
                 end
             RxState$Check1:
                 begin
@@ -3675,8 +3673,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         if (cpl_rem$q <= 11'h8) begin
                             rs$d = RxState$Drain;
                         end
-                        else begin
-                        end
                     end
                 end
             RxState$Drain:
@@ -3780,8 +3776,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         if (in_last & (rxq$out_keep < 4'h4)) begin
                             bi$d = 4'h0;
                         end
-                        else begin
-                        end
                     end
                 end
             RxState$Mmio:
@@ -3823,8 +3817,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     if (in_valid) begin
                         if (in_last) begin
                             nb$d = bi$q + 4'h1;
-                        end
-                        else if (bi$q == 4'h7) begin
                         end
                     end
                 end
@@ -3872,8 +3864,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         if (in_last) begin
                             ended$d = 1'b1;
                         end
-                        else if (bi$q == 4'h7) begin
-                        end
                     end
                 end
             RxState$Pad:
@@ -3894,8 +3884,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         ended$d = in_last;
                         if (in_last & (rxq$out_keep < 4'h4)) begin
                             ended$d = 1'b0;
-                        end
-                        else begin
                         end
                     end
                 end
@@ -3925,8 +3913,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                 begin
                     if (ended$q) begin
                         ended$d = 1'b0;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -4384,12 +4370,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         else if (h_fw & ((h_addr[(32'h0)+:(2)] != 2'h0) | (h_addr[(32'hd)+:(51)] != 51'h0))) begin
                             d_reason$d = 8'h3;
                         end
-                        else if (h_op == 8'h13) begin
-                        end
-                        else if (k_valid$q & (k_seq$q == hdr$q[(32'h170)+:(32)]) & (k_op$q == h_op)) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Act:
@@ -4531,8 +4511,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     else if (d_act$q == 3'h4) begin
                         cpl_rem$d = h_len[(32'h0)+:(11)];
                     end
-                    else if (~a_pend$q) begin
-                    end
                 end
             RxState$Value:
                 begin
@@ -4598,8 +4576,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (d_act$q == 3'h4) begin
                         cpl_final$d = r_rem$q <= 13'h400;
-                    end
-                    else if (~a_pend$q) begin
                     end
                 end
             RxState$Value:
@@ -4873,10 +4849,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         else if (h_op == 8'h3) begin
                             k_valid$d = 1'b1;
                         end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -4939,10 +4911,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         else if (h_op == 8'h3) begin
                             k_seq$d = hdr$q[(32'h170)+:(32)];
                         end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -5001,10 +4969,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         end
                         else if (h_op == 8'h3) begin
                             k_op$d = h_op;
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -5065,10 +5029,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         else if (h_op == 8'h3) begin
                             k_value$d = dev_seq$q;
                         end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -5078,8 +5038,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                 begin
                     if (h_wr) begin
                         k_value$d = 32'h0;
-                    end
-                    else begin
                     end
                 end
             RxState$MmioWait:
@@ -5143,10 +5101,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         else if (h_op == 8'h3) begin
                             a_pend$d = 1'b1;
                         end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -5156,8 +5110,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                 begin
                     if (h_wr) begin
                         a_pend$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             RxState$MmioWait:
@@ -5192,14 +5144,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (a_pend$q) begin
                         a_pend$d = 1'b0;
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -5254,14 +5198,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         a_op$d = h_op | 8'h80;
                         if (d_act$q == 3'h2) begin
                             a_op$d = 8'h7f;
-                        end
-                        else if (d_act$q == 3'h5) begin
-                        end
-                        else if (h_op == 8'h3) begin
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -5422,14 +5358,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         if (d_act$q == 3'h2) begin
                             a_tag$d = h_op;
                         end
-                        else if (d_act$q == 3'h5) begin
-                        end
-                        else if (h_op == 8'h3) begin
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -5484,14 +5412,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         a_status$d = 8'h0;
                         if (d_act$q == 3'h2) begin
                             a_status$d = d_reason$q;
-                        end
-                        else if (d_act$q == 3'h5) begin
-                        end
-                        else if (h_op == 8'h3) begin
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -5552,10 +5472,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         else if (h_op == 8'h3) begin
                             a_value$d = dev_seq$q;
                         end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -5565,8 +5481,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                 begin
                     if (h_wr) begin
                         a_value$d = 32'h0;
-                    end
-                    else begin
                     end
                 end
             RxState$MmioWait:
@@ -5619,12 +5533,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                             p_pend$d = 1'b1;
                         end
                     end
-                    else if (d_act$q == 3'h6) begin
-                    end
-                    else if (d_act$q == 3'h4) begin
-                    end
-                    else if (~a_pend$q) begin
-                    end
                 end
             RxState$Value:
                 begin
@@ -5653,16 +5561,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                 begin
                     if (p_pend$q) begin
                         p_pend$d = 1'b0;
-                    end
-                    else if (a_pend$q) begin
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -5712,12 +5610,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                             p_sha$d = hdr$q[(32'hb0)+:(48)];
                         end
                     end
-                    else if (d_act$q == 3'h6) begin
-                    end
-                    else if (d_act$q == 3'h4) begin
-                    end
-                    else if (~a_pend$q) begin
-                    end
                 end
             RxState$Value:
                 begin
@@ -5765,12 +5657,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         if (~p_pend$q) begin
                             p_spa$d = hdr$q[(32'he0)+:(32)];
                         end
-                    end
-                    else if (d_act$q == 3'h6) begin
-                    end
-                    else if (d_act$q == 3'h4) begin
-                    end
-                    else if (~a_pend$q) begin
                     end
                 end
             RxState$Value:
@@ -5831,8 +5717,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                                 r_out$d = 1'b0;
                             end
                         end
-                        else begin
-                        end
                     end
                 end
             RxState$CplZero:
@@ -5842,8 +5726,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                             if (cpl_final$q) begin
                                 r_out$d = 1'b0;
                             end
-                        end
-                        else begin
                         end
                     end
                 end
@@ -5882,10 +5764,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (r_send$q) begin
                         r_send$d = 1'b0;
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -5930,10 +5808,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                             r_seq_ok$d = 1'b1;
                         end
                     end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -5970,10 +5844,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         if (~r_seq_ok$q) begin
                             r_seq$d = dev_seq$q;
                         end
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6040,8 +5910,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     else if (d_act$q == 3'h4) begin
                         r_exp$d = r_exp$q + {{48{1'b0}}, h_len};
                     end
-                    else if (~a_pend$q) begin
-                    end
                 end
             RxState$Value:
                 begin
@@ -6094,8 +5962,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (d_act$q == 3'h4) begin
                         r_rem$d = r_rem$q - chunk;
-                    end
-                    else if (~a_pend$q) begin
                     end
                 end
             RxState$Value:
@@ -6156,8 +6022,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     else if (d_act$q == 3'h4) begin
                         r_timer$d = 24'h0;
                     end
-                    else if (~a_pend$q) begin
-                    end
                 end
             RxState$Value:
                 begin
@@ -6195,10 +6059,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (r_send$q) begin
                         r_timer$d = 24'h0;
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6241,8 +6101,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     else if (w_active$q) begin
                         ts$d = TxState$Sum;
                     end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6280,8 +6138,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         if (t_plen$q <= 11'h8) begin
                             ts$d = TxState$Idle;
                         end
-                        else begin
-                        end
                     end
                 end
             default:
@@ -6312,8 +6168,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (w_active$q) begin
                         dev_seq$d = dev_seq$q + 32'h1;
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6355,12 +6209,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     else if (h_known$q & (irq_q$q != irq_sent$q)) begin
                         irq_sent$d = irq_q$q;
                     end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6394,16 +6242,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     if (p_pend$q) begin
                         t_arp$d = 1'b1;
                     end
-                    else if (a_pend$q) begin
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6434,16 +6272,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     if (p_pend$q) begin
                         t_mac$d = p_sha$q;
                     end
-                    else if (a_pend$q) begin
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6473,16 +6301,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     t_ip$d = h_ip$q;
                     if (p_pend$q) begin
                         t_ip$d = p_spa$q;
-                    end
-                    else if (a_pend$q) begin
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6551,8 +6369,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     else if (w_active$q) begin
                         t_op$d = 8'h11;
                     end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6595,8 +6411,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (w_active$q) begin
                         t_seq$d = dev_seq$q;
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6645,8 +6459,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     else if (w_active$q) begin
                         t_addr$d = w_addr$q;
                     end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6682,8 +6494,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         else if ((a_op$q == 8'h81) | (a_op$q == 8'h85)) begin
                             t_len$d = 16'h4;
                         end
-                        else if (a_op$q == 8'h83) begin
-                        end
                     end
                     else if (h_known$q & (irq_q$q != irq_sent$q)) begin
                     end
@@ -6692,8 +6502,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (w_active$q) begin
                         t_len$d = {{3{1'b0}}, w_chunk};
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6730,8 +6538,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         else if ((a_op$q == 8'h81) | (a_op$q == 8'h85)) begin
                             t_plen$d = 11'h4;
                         end
-                        else if (a_op$q == 8'h83) begin
-                        end
                     end
                     else if (h_known$q & (irq_q$q != irq_sent$q)) begin
                     end
@@ -6739,8 +6545,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (w_active$q) begin
                         t_plen$d = w_chunk[(32'h0)+:(11)];
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6783,19 +6587,11 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         if (a_op$q == 8'h7f) begin
                             t_tag$d = a_tag$q;
                         end
-                        else if ((a_op$q == 8'h81) | (a_op$q == 8'h85)) begin
-                        end
-                        else if (a_op$q == 8'h83) begin
-                        end
                     end
                     else if (h_known$q & (irq_q$q != irq_sent$q)) begin
                     end
                     else if (r_send$q) begin
                         t_tag$d = r_tag$q;
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6840,8 +6636,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                             t_flags$d = 8'h1;
                         end
                     end
-                    else if (h_known$q & dma_wr_valid) begin
-                    end
                 end
             TxState$Sum:
                 begin
@@ -6875,18 +6669,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         if (a_op$q == 8'h7f) begin
                             t_status$d = a_status$q;
                         end
-                        else if ((a_op$q == 8'h81) | (a_op$q == 8'h85)) begin
-                        end
-                        else if (a_op$q == 8'h83) begin
-                        end
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -6918,14 +6700,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (a_pend$q) begin
                         t_value$d = a_value$q;
-                    end
-                    else if (h_known$q & (irq_q$q != irq_sent$q)) begin
-                    end
-                    else if (r_send$q) begin
-                    end
-                    else if (w_active$q) begin
-                    end
-                    else if (h_known$q & dma_wr_valid) begin
                     end
                 end
             TxState$Sum:
@@ -7106,8 +6880,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                                 w_active$d = 1'b0;
                             end
                         end
-                        else begin
-                        end
                     end
                 end
             default:
@@ -7210,8 +6982,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
         else if (~push_last & pop_last) begin
             tq_frames$d = tq_frames$q - 10'h1;
         end
-        else if (push_last) begin
-        end
         if (reset) begin
             tq_frames$d = 10'h0;
         end
@@ -7249,10 +7019,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         end
                         else if (h_op == 8'h3) begin
                             n_ok$d = n_ok$q + 32'h1;
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -7302,14 +7068,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                 begin
                     if (d_act$q == 3'h0) begin
                         n_drop$d = n_drop$q + 32'h1;
-                    end
-                    else if (d_act$q == 3'h1) begin
-                    end
-                    else if (d_act$q == 3'h6) begin
-                    end
-                    else if (d_act$q == 3'h4) begin
-                    end
-                    else if (~a_pend$q) begin
                     end
                 end
             RxState$Value:
@@ -7366,14 +7124,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     else if (~a_pend$q) begin
                         if (d_act$q == 3'h2) begin
                             n_nak$d = n_nak$q + 32'h1;
-                        end
-                        else if (d_act$q == 3'h5) begin
-                        end
-                        else if (h_op == 8'h3) begin
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -7434,12 +7184,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         else if (d_act$q == 3'h5) begin
                             n_dup$d = n_dup$q + 32'h1;
                         end
-                        else if (h_op == 8'h3) begin
-                        end
-                        else if (h_wr) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             RxState$Value:
@@ -7491,10 +7235,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     end
                     else if (d_act$q == 3'h6) begin
                         n_cpl_drop$d = n_cpl_drop$q + 32'h1;
-                    end
-                    else if (d_act$q == 3'h4) begin
-                    end
-                    else if (~a_pend$q) begin
                     end
                 end
             RxState$Value:
@@ -7561,8 +7301,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         if (ended$q) begin
                             n_trunc$d = n_trunc$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
                     else if (~a_pend$q) begin
                         if (d_act$q == 3'h2) begin
@@ -7575,10 +7313,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                             if (ended$q) begin
                                 n_trunc$d = n_trunc$q + 32'h1;
                             end
-                            else begin
-                            end
-                        end
-                        else begin
                         end
                     end
                 end
@@ -7587,8 +7321,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                     if (in_valid) begin
                         if (in_last & (rxq$out_keep < 4'h4)) begin
                             n_trunc$d = n_trunc$q + 32'h1;
-                        end
-                        else begin
                         end
                     end
                 end
@@ -8228,8 +7960,6 @@ module rnic_versa5g$bridge(clock,reset,board_mac,board_ip,rx_data,rx_keep,rx_las
                         else begin
                             tx_wk = 4'h2;
                         end
-                    end
-                    else begin
                     end
                 end
             TxState$Value:
@@ -9940,8 +9670,6 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
                         c_ok$d = c_ok$q + 32'h1;
                     end
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -9960,10 +9688,6 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
                     else if (in_fcs_bad) begin
                         c_bad$d = c_bad$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-                else begin
                 end
             end
         end
@@ -9978,12 +9702,6 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
                 if (acc) begin
                     if (lo) begin
                         c_overflow$d = c_overflow$q + 32'h1;
-                    end
-                    else if (ov) begin
-                    end
-                    else if (in_fcs_bad) begin
-                    end
-                    else begin
                     end
                 end
                 else begin
@@ -10005,12 +9723,6 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
                     else if (ov) begin
                         c_oversize$d = c_oversize$q + 32'h1;
                     end
-                    else if (in_fcs_bad) begin
-                    end
-                    else begin
-                    end
-                end
-                else begin
                 end
             end
         end
@@ -10037,8 +9749,6 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
                 a_v$d = push;
             end
         end
-        else if (push) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -10053,8 +9763,6 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
                 a_data$d = dfifo$data_out[(32'h0)+:(64)];
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         a_keep$d = a_keep$q;
@@ -10065,8 +9773,6 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
             else begin
                 a_keep$d = dfifo$data_out[(32'h40)+:(4)];
             end
-        end
-        else if (push) begin
         end
     end
     always @(*) begin
@@ -10079,8 +9785,6 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
                 a_last$d = is_last;
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         a_tag$d = a_tag$q;
@@ -10092,16 +9796,12 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
                 a_tag$d = lfifo$data_out[(32'hc)+:(4)];
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (push) begin
@@ -10207,8 +9907,6 @@ module rnic_versa5g$bridge$rxq(clock,reset,in_data,in_keep,in_last,in_valid,in_f
             if (in_last) begin
                 if (acc) begin
                     lfifo$write = 1'b1;
-                end
-                else begin
                 end
             end
         end
@@ -16512,10 +16210,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                 sq_conn$d = rx_split$seg_conn;
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         sq_seq$d = sq_seq$q;
@@ -16523,10 +16217,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_seq$d = rx_parse$seq;
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
     end
     always @(*) begin
@@ -16536,10 +16226,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                 sq_mpa$d = rx_split$seg_mpa;
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         sq_end$d = sq_end$q;
@@ -16547,10 +16233,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_end$d = rx_parse$seq + {{16{1'b0}}, rx_parse$pay_len};
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
     end
     always @(*) begin
@@ -16560,10 +16242,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_adm$d = 1'b1;
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (dp_rst) begin
             sq_adm$d = 1'b0;
@@ -16575,10 +16253,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             if (rx_ulp_en & rx_parse$pay_valid) begin
                 sq_refuse$d = sq_no_room;
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (dp_rst) begin
             sq_refuse$d = 1'b0;
@@ -16592,10 +16266,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                     rw_pend$d = 1'b1;
                 end
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (rw_pend$q & conn_table$rw_ready) begin
             rw_pend$d = 1'b0;
@@ -16616,10 +16286,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                 end
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         rw_seq$d = rw_seq$q;
@@ -16630,10 +16296,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                 end
             end
         end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
-        end
     end
     always @(*) begin
         cnt_no_slot$d = cnt_no_slot$q;
@@ -16643,10 +16305,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                     cnt_no_slot$d = cnt_no_slot$q + 32'h1;
                 end
             end
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
         if (dp_rst) begin
             cnt_no_slot$d = 32'h0;
@@ -16861,8 +16519,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
             if (mtx_rdy & mac_tx_last) begin
                 mx_prev$d = mx_sel;
             end
-            else begin
-            end
         end
         if (dp_rst) begin
             mx_prev$d = 2'h0;
@@ -16993,8 +16649,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                 end
             end
         end
-        else if (se_v$q) begin
-        end
         if (dp_rst) begin
             sh_v$d = 1'b0;
         end
@@ -17015,8 +16669,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                 end
             end
         end
-        else if (se_v$q) begin
-        end
     end
     always @(*) begin
         sh_val$d = sh_val$q;
@@ -17033,8 +16685,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                     sh_val$d = se_val$q;
                 end
             end
-        end
-        else if (se_v$q) begin
         end
     end
     always @(*) begin
@@ -17638,8 +17288,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
                 if (se_idx$q == sh_idx$q) begin
                     sn_out_val = se_val$q;
                 end
-                else begin
-                end
             end
         end
         else if (se_v$q) begin
@@ -17967,10 +17615,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         mpa_ram$read_address = sq_conn$q;
         if (sq_start) begin
             mpa_ram$read_address = rx_split$seg_conn;
-        end
-        else if ((sq_state$q == 3'h2) & pay_take & rx_parse$pay_last) begin
-        end
-        else if ((sq_state$q == 3'h3) & mpa_rx$st_out_valid) begin
         end
     end
     always @(*) begin
@@ -20441,10 +20085,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         if (mx_sel == 2'h1) begin
             fr_sk$out_ready = mtx_rdy & ~mx_block;
         end
-        else if (mx_sel == 2'h2) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         mx_block = tx_ackgen$pend & (mx_prev$q != 2'h3) & ~mx_lock$q;
@@ -20476,8 +20116,6 @@ module rnic_versa5g$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_
         end
         else if (mx_sel == 2'h2) begin
             fm_ready = mtx_rdy;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -22777,39 +22415,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         b0$d = in_data;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -22827,36 +22432,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         b1$d = in_data;
                     end
                 end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -22868,41 +22443,11 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         b2$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
             RxState$B2:
                 begin
                     if (in_valid) begin
                         b2$d = in_data;
                     end
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -22914,39 +22459,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                     if (in_valid) begin
                         b0_keep$d = in_keep;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -22965,39 +22477,7 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         if (b0$q[32'h7] | in_last) begin
                             early_end$d = ~b0$q[32'h7] & in_last;
                         end
-                        else begin
-                        end
                     end
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -23022,35 +22502,11 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         seg_done$d = in_last;
                     end
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     if (in_valid & ~seg_done$q) begin
                         seg_done$d = in_last;
                     end
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -23075,47 +22531,11 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         hold_last$d = in_last;
                     end
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         stopped$d = stopped$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     if ((qp_state$q != k_st_rts) & (qp_state$q != k_st_closing)) begin
@@ -23141,30 +22561,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         end
                     end
                 end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             stopped$d = 256'h0;
@@ -23179,39 +22575,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         len$d = in_len;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -23222,39 +22585,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                     if (in_valid) begin
                         conn$d = in_conn;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -23267,39 +22597,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         qpn$d = in_qpn;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -23310,39 +22607,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                     if (in_valid) begin
                         qp_state$d = in_qp_state;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -23355,39 +22619,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         pd$d = in_pd;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -23398,39 +22629,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                     if (in_valid) begin
                         bcnt$d = 3'h1;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (take) begin
@@ -23448,39 +22646,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         e0$d = masked;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -23491,39 +22656,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                     if (in_valid) begin
                         e1$d = 64'h0;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (take) begin
@@ -23541,39 +22673,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         e2$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (take) begin
             if (bcnt$q == 3'h2) begin
@@ -23589,39 +22688,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                     if (in_valid) begin
                         e3$d = 64'h0;
                     end
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (take) begin
@@ -23639,39 +22705,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         e4$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (take) begin
             if (bcnt$q == 3'h4) begin
@@ -23688,39 +22721,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         e5$d = 64'h0;
                     end
                 end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (take) begin
             if (bcnt$q == 3'h5) begin
@@ -23731,15 +22731,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     always @(*) begin
         d_err$d = d_err$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_err$d = 1'b1;
@@ -23772,9 +22763,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         d_err$d = 1'b0;
                     end
                 end
-            RxState$Chk:
-                begin
-                end
             RxState$Res:
                 begin
                     if (res_valid) begin
@@ -23785,38 +22773,11 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         end
                     end
                 end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         d_drop$d = d_drop$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_drop$d = 1'b0;
@@ -23826,59 +22787,12 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                     else if (|stop_hit | conn_out) begin
                         d_drop$d = 1'b1;
                     end
-                    else if ((len$q == 16'h0) | (b0_keep$q == 4'h0)) begin
-                    end
-                    else if (ctl[(32'h0)+:(2)] != k_ddp_version) begin
-                    end
-                    else if (short) begin
-                    end
-                    else if (~is_tagged & (qn > k_qn_term)) begin
-                    end
-                    else if (rctl[(32'h6)+:(2)] != k_rdmap_version) begin
-                    end
-                    else if (is_tagged) begin
-                    end
-                    else if (op_q == qn) begin
-                    end
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_cause$d = d_cause$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_cause$d = k_c_opcode;
@@ -23904,13 +22818,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                     else if (rctl[(32'h6)+:(2)] != k_rdmap_version) begin
                         d_cause$d = k_c_rdmap_ver;
                     end
-                    else if (is_tagged) begin
-                    end
-                    else if (op_q == qn) begin
-                    end
-                end
-            RxState$Chk:
-                begin
                 end
             RxState$Res:
                 begin
@@ -23936,374 +22843,83 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         end
                     end
                 end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         d_opcode$d = d_opcode$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_opcode$d = opcode;
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_ddp_last$d = d_ddp_last$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_ddp_last$d = ctl[32'h6];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_stag$d = d_stag$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_stag$d = hdr[(32'h90)+:(32)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_to$d = d_to$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_to$d = hdr[(32'h50)+:(64)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_qn$d = d_qn$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_qn$d = qn[(32'h0)+:(2)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_msn$d = d_msn$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_msn$d = hdr[(32'h50)+:(32)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_mo$d = d_mo$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_mo$d = hdr[(32'h30)+:(32)];
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_plen$d = d_plen$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_plen$d = len$q - hdr_len;
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         d_need$d = d_need$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     d_need$d = k_need_rw;
@@ -24311,53 +22927,11 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         d_need$d = k_need_lw;
                     end
                 end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_tagged$d = c_tagged$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
             RxState$Place:
                 begin
                     if (dma_pl$cmd_ready) begin
@@ -24365,21 +22939,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                             c_tagged$d = c_tagged$q + 32'h1;
                         end
                     end
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -24389,30 +22948,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     always @(*) begin
         c_untagged$d = c_untagged$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
             RxState$UtRun:
                 begin
                     if (ut_pl$cmd_ready) begin
@@ -24425,12 +22960,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         c_untagged$d = c_untagged$q + 32'h1;
                     end
                 end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             c_untagged$d = 32'h0;
@@ -24439,39 +22968,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
             RxState$Term:
                 begin
                     if (term_ready) begin
@@ -24486,36 +22982,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     always @(*) begin
         c_drop$d = c_drop$q;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     if (seg_done$q) begin
@@ -24527,9 +22993,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                             end
                         end
                     end
-                end
-            RxState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -24557,50 +23020,23 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                 begin
                     in_ready = 1'b1;
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
             RxState$Place:
                 begin
                     in_ready = dma_pl$in_ready;
-                end
-            RxState$UtCmd:
-                begin
                 end
             RxState$UtRun:
                 begin
                     in_ready = ut_pl$in_ready;
                 end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     in_ready = ~seg_done$q;
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         chk_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
             RxState$Decide:
                 begin
                     if ((qp_state$q != k_st_rts) & (qp_state$q != k_st_closing)) begin
@@ -24626,158 +23062,36 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                             chk_valid = 1'b1;
                         end
                     end
-                    else if (op_q == qn) begin
-                    end
                 end
             RxState$Chk:
                 begin
                     chk_valid = 1'b1;
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         res_ready = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
             RxState$Res:
                 begin
                     res_ready = 1'b1;
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         tag_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
             RxState$Place:
                 begin
                     if (dma_pl$cmd_ready) begin
                         tag_valid = 1'b1;
                     end
                 end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
             RxState$Term:
                 begin
                     term_valid = 1'b1;
@@ -24805,48 +23119,13 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     always @(*) begin
         dma_pl$cmd_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
             RxState$Res:
                 begin
                     if (res_valid) begin
                         if (res_fault == 3'h0) begin
                             dma_pl$cmd_valid = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -24892,42 +23171,9 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     always @(*) begin
         ut_pl$cmd_valid = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
             RxState$UtCmd:
                 begin
                     ut_pl$cmd_valid = 1'b1;
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -24985,42 +23231,9 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     always @(*) begin
         ut_valid = ut_pl$out_valid;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
             RxState$UtEmpty:
                 begin
                     ut_valid = 1'b1;
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -25030,84 +23243,18 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     always @(*) begin
         ut_keep = ut_pl$out_keep;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
             RxState$UtEmpty:
                 begin
                     ut_keep = 4'h0;
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         ut_last = ut_pl$out_last;
         case (state$q)
-            RxState$B0:
-                begin
-                end
-            RxState$B1:
-                begin
-                end
-            RxState$B2:
-                begin
-                end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
             RxState$UtEmpty:
                 begin
                     ut_last = 1'b1;
-                end
-            RxState$Drain:
-                begin
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -25299,9 +23446,6 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
     always @(*) begin
         take = 1'b0;
         case (state$q)
-            RxState$B0:
-                begin
-                end
             RxState$B1:
                 begin
                     if (in_valid) begin
@@ -25314,35 +23458,11 @@ module rnic_versa5g$core$ddp_rx(clock,reset,in_data,in_keep,in_last,in_valid,in_
                         take = 1'b1;
                     end
                 end
-            RxState$Decide:
-                begin
-                end
-            RxState$Chk:
-                begin
-                end
-            RxState$Res:
-                begin
-                end
-            RxState$Place:
-                begin
-                end
-            RxState$UtCmd:
-                begin
-                end
-            RxState$UtRun:
-                begin
-                end
-            RxState$UtEmpty:
-                begin
-                end
             RxState$Drain:
                 begin
                     if (in_valid & ~seg_done$q) begin
                         take = 1'b1;
                     end
-                end
-            RxState$Term:
-                begin
                 end
         endcase
     end
@@ -26103,15 +24223,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         hdr_mode$d = cmd_hdr;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -26123,23 +24234,13 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         hold$d = cmd_hold;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold$d = in_data;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26152,23 +24253,13 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         hold_last$d = cmd_hold_last;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold_last$d = in_last;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26180,9 +24271,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                     if (cmd_valid) begin
                         off$d = cmd_off;
                     end
-                end
-            PlaceState$Hdr:
-                begin
                 end
             PlaceState$Data:
                 begin
@@ -26197,9 +24285,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                             off$d = off$q + n;
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26224,12 +24309,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                     if (out_ready) begin
                         rem$d = rem$q - clen;
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26273,9 +24352,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -26303,9 +24379,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -26317,9 +24390,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         pbl_idx$d = cmd_pbl_idx;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -26329,9 +24399,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                             end
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26344,34 +24411,16 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         ps$d = cmd_page_shift;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         crosses$d = crosses$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     if (out_ready) begin
                         crosses$d = page_left$q == {{16{1'b0}}, clen};
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26384,9 +24433,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         short$d = 1'b0;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -26395,24 +24441,13 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         else if (need_in) begin
                             short$d = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_short$d = c_short$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -26427,9 +24462,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
         if (reset) begin
             c_short$d = 32'h0;
@@ -26438,15 +24470,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
     always @(*) begin
         c_long$d = c_long$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
             PlaceState$Drain:
                 begin
                     if (in_valid & in_last) begin
@@ -26506,9 +24529,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                         crem_nx = crem$q - {{12{1'b0}}, n};
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -26533,26 +24553,11 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                 begin
                     cmd_ready = 1'b1;
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         in_ready = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     in_ready = out_ready & can_take;
@@ -26566,9 +24571,6 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
     always @(*) begin
         out_valid = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_valid = 1'b1;
@@ -26577,26 +24579,14 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
                 begin
                     out_valid = ~need_in | in_valid | hold_last$q;
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         out_hdr = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_hdr = 1'b1;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -26609,90 +24599,45 @@ module rnic_versa5g$core$ddp_rx$dma_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,c
     always @(*) begin
         out_data = shifted[(32'h0)+:(64)];
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_data = addr$q;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_keep = n;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_keep = 4'h0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_last = chunk_end;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_last = 1'b0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         fire = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     fire = out_valid & out_ready;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         took = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     took = fire & in_valid & can_take;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -27660,15 +25605,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         hdr_mode$d = cmd_hdr;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -27680,23 +25616,13 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         hold$d = cmd_hold;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold$d = in_data;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -27709,23 +25635,13 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         hold_last$d = cmd_hold_last;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
                         if (took) begin
                             hold_last$d = in_last;
                         end
-                        else if (need_in) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -27737,9 +25653,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                     if (cmd_valid) begin
                         off$d = cmd_off;
                     end
-                end
-            PlaceState$Hdr:
-                begin
                 end
             PlaceState$Data:
                 begin
@@ -27754,9 +25667,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                             off$d = off$q + n;
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -27781,12 +25691,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                     if (out_ready) begin
                         rem$d = rem$q - clen;
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -27830,9 +25734,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -27860,9 +25761,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -27874,9 +25772,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         pbl_idx$d = cmd_pbl_idx;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -27886,9 +25781,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                             end
                         end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -27901,34 +25793,16 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         ps$d = cmd_page_shift;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         crosses$d = crosses$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     if (out_ready) begin
                         crosses$d = page_left$q == {{16{1'b0}}, clen};
                     end
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -27941,9 +25815,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         short$d = 1'b0;
                     end
                 end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -27952,24 +25823,13 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         else if (need_in) begin
                             short$d = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_short$d = c_short$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     if (fire) begin
@@ -27984,9 +25844,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         end
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
         if (reset) begin
             c_short$d = 32'h0;
@@ -27995,15 +25852,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     always @(*) begin
         c_long$d = c_long$q;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
             PlaceState$Drain:
                 begin
                     if (in_valid & in_last) begin
@@ -28063,9 +25911,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                         crem_nx = crem$q - {{12{1'b0}}, n};
                     end
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -28090,26 +25935,11 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                 begin
                     cmd_ready = 1'b1;
                 end
-            PlaceState$Hdr:
-                begin
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         in_ready = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     in_ready = out_ready & can_take;
@@ -28123,9 +25953,6 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     always @(*) begin
         out_valid = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_valid = 1'b1;
@@ -28134,26 +25961,14 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
                 begin
                     out_valid = ~need_in | in_valid | hold_last$q;
                 end
-            PlaceState$Drain:
-                begin
-                end
         endcase
     end
     always @(*) begin
         out_hdr = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_hdr = 1'b1;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -28166,90 +25981,45 @@ module rnic_versa5g$core$ddp_rx$ut_pl(clock,reset,cmd_valid,cmd_ready,cmd_hdr,cm
     always @(*) begin
         out_data = shifted[(32'h0)+:(64)];
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_data = addr$q;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_keep = n;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_keep = 4'h0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         out_last = chunk_end;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
             PlaceState$Hdr:
                 begin
                     out_last = 1'b0;
-                end
-            PlaceState$Data:
-                begin
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         fire = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     fire = out_valid & out_ready;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
     always @(*) begin
         took = 1'b0;
         case (state$q)
-            PlaceState$Idle:
-                begin
-                end
-            PlaceState$Hdr:
-                begin
-                end
             PlaceState$Data:
                 begin
                     took = fire & in_valid & can_take;
-                end
-            PlaceState$Drain:
-                begin
                 end
         endcase
     end
@@ -29967,8 +27737,6 @@ module rnic_versa5g$core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,
                 if (acc) begin
                     wslot$d = wslot$q + 2'h1;
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -30026,8 +27794,6 @@ module rnic_versa5g$core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,
             if (in_last & in_commit) begin
                 if (acc) begin
                     c_queued$d = c_queued$q + 32'h1;
-                end
-                else begin
                 end
             end
         end
@@ -30101,8 +27867,6 @@ module rnic_versa5g$core$exc_queue(clock,reset,in_data,in_keep,in_last,in_valid,
             if (in_last & in_commit) begin
                 if (acc) begin
                     meta$write = 1'b1;
-                end
-                else begin
                 end
             end
         end
@@ -30762,10 +28526,6 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
             if (en & ~busy) begin
                 n_req$d = n_req$q + 32'h1;
             end
-            else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
-            end
-            else begin
-            end
         end
         if (pend$q & en & ~busy & ~(v1$q & third) & ~cancel) begin
             n_req$d = n_req$q + 32'h1;
@@ -30797,8 +28557,6 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
             else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
                 n_defer$d = n_defer$q + 32'h1;
             end
-            else begin
-            end
         end
         if (reset) begin
             n_defer$d = 32'h0;
@@ -30818,8 +28576,6 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
             else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
                 pend$d = 1'b1;
             end
-            else begin
-            end
         end
         if (pend$q & en & ~busy & ~(v1$q & third) & ~cancel) begin
             pend$d = 1'b0;
@@ -30838,8 +28594,6 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
             end
             else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
                 pend_conn$d = conn1$q;
-            end
-            else begin
             end
         end
     end
@@ -30890,10 +28644,6 @@ module rnic_versa5g$core$fast_retx(clock,reset,en,ev_valid,ev_conn,ev_dup,ev_wnd
         if (v1$q & third) begin
             if (en & ~busy) begin
                 rq_valid = 1'b1;
-            end
-            else if (en & (~pend$q | (pend_conn$q == conn1$q))) begin
-            end
-            else begin
             end
         end
         if (pend$q & en & ~busy & ~(v1$q & third) & ~cancel) begin
@@ -31215,8 +28965,6 @@ module rnic_versa5g$core$fb_sk(clock,reset,in_valid,in_data,in_ready,out_valid,o
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -31231,16 +28979,12 @@ module rnic_versa5g$core$fb_sk(clock,reset,in_valid,in_data,in_ready,out_valid,o
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -32153,10 +29897,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                 rcount$d = rcount$q - 10'h1;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
         if (take_out) begin
             rcount$d = rcount$q - 10'h1;
         end
@@ -32252,8 +29992,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     c_span$d = c_span$q + 32'h1;
                 end
             end
-            else if (~mt_valid$q) begin
-            end
         end
         else if (rstate$q == 3'h2) begin
         end
@@ -32269,10 +30007,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     c_span$d = c_span$q + 32'h1;
                 end
             end
-            else begin
-            end
-        end
-        else begin
         end
         if (reset) begin
             c_span$d = 32'h0;
@@ -32290,18 +30024,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
             else if (~mt_valid$q) begin
                 c_err$d = c_err$q + 32'h1;
             end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
         if (reset) begin
             c_err$d = 32'h0;
@@ -32340,29 +30062,11 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                             c_sel$d = hit_idx;
                         end
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
                 else if (hit) begin
                     c_sel$d = hit_idx;
                 end
-                else begin
-                end
             end
-            else if (~mt_valid$q) begin
-            end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -32377,15 +30081,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     if (hit | free) begin
                         c_wp$d = 9'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -32400,10 +30096,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                 c_wp$d = n_wp;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_len$d = c_len$q;
@@ -32417,15 +30109,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     if (hit | free) begin
                         c_len$d = 16'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -32440,10 +30124,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                 c_len$d = n_slen;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_res$d = c_res$q;
@@ -32457,15 +30137,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     if (hit | free) begin
                         c_res$d = 64'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -32480,10 +30152,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                 c_res$d = n_res;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_rc$d = c_rc$q;
@@ -32497,15 +30165,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     if (hit | free) begin
                         c_rc$d = 3'h0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -32520,10 +30180,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                 c_rc$d = n_rc;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_bad$d = c_bad$q;
@@ -32537,15 +30193,7 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     if (hit | free) begin
                         c_bad$d = 1'b0;
                     end
-                    else if (~mt_valid$q) begin
-                    end
                 end
-                else if (hit) begin
-                end
-                else begin
-                end
-            end
-            else if (~mt_valid$q) begin
             end
         end
         else if (rstate$q == 3'h2) begin
@@ -32560,10 +30208,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                 c_bad$d = n_bad;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c_end$d = c_end$q;
@@ -32571,18 +30215,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         end
         else if (rstate$q == 3'h1) begin
             c_end$d = head[32'h1c];
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -32805,10 +30437,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                 dfifo$read = 1'b1;
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
         if (take_out) begin
             dfifo$read = 1'b1;
         end
@@ -32842,8 +30470,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     rfifo$read = 1'b1;
                 end
             end
-            else begin
-            end
         end
         else begin
             if (out_ready) begin
@@ -32870,14 +30496,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         else if (rstate$q == 3'h3) begin
             take_out = ~dfifo$empty;
         end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         mt_raise = 1'b0;
@@ -32893,10 +30511,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     else if (~mt_valid$q) begin
                         mt_raise = 1'b1;
                     end
-                end
-                else if (hit) begin
-                end
-                else begin
                 end
             end
             else if (~mt_valid$q) begin
@@ -32917,10 +30531,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     mt_raise = 1'b1;
                 end
             end
-            else begin
-            end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -32940,18 +30550,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     mt_new_cause = 16'h2002;
                 end
             end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -32986,8 +30584,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     s_clear = 1'b1;
                 end
             end
-            else begin
-            end
         end
         else begin
             if (out_ready) begin
@@ -33014,18 +30610,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                     s_clear_idx = hit_idx;
                 end
             end
-        end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -33078,18 +30662,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         else if (rstate$q == 3'h1) begin
             meta$read_address = hit_idx;
         end
-        else if (rstate$q == 3'h2) begin
-        end
-        else if (rstate$q == 3'h3) begin
-        end
-        else if (rstate$q == 3'h4) begin
-        end
-        else if (rstate$q == 3'h5) begin
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         meta$write_address = c_sel$q;
@@ -33117,10 +30689,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
                 end
             end
         end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         sram$write_enable = 1'b0;
@@ -33138,10 +30706,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
             if (~dfifo$empty) begin
                 sram$write_enable = tot[32'h3] & ~c_wp_full;
             end
-        end
-        else if (rstate$q == 3'h6) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -33209,8 +30773,6 @@ module rnic_versa5g$core$fpdu_buf(clock,reset,in_data,in_keep,in_last,in_valid,i
         if (tot[32'h3]) begin
             if (c_wp_full) begin
                 n_bad = 1'b1;
-            end
-            else begin
             end
         end
     end
@@ -34344,8 +31906,6 @@ module rnic_versa5g$core$fr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,o
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -34360,16 +31920,12 @@ module rnic_versa5g$core$fr_sk(clock,reset,in_valid,in_data,in_ready,out_valid,o
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -35004,8 +32560,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
                 else if ((fw_wdata == 32'h2) & t_ok) begin
                     tstate$d = 3'h2;
                 end
-                else begin
-                end
             end
         end
         if (reset | srst) begin
@@ -35105,8 +32659,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
         if (tx_take) begin
             if (tx_ra$q == tx_lastb$q) begin
                 tx_busy$d = 1'b0;
-            end
-            else begin
             end
         end
         if (wr & ((fw_addr == 24'h14) | (fw_addr == 24'h18)) & ~tx_busy$q & (fw_wdata >= 32'h1) & (fw_wdata <= 32'h800)) begin
@@ -35319,8 +32871,6 @@ module rnic_versa5g$core$fw_port(clock,reset,fw_valid,fw_write,fw_addr,fw_wdata,
                 end
                 else if ((fw_wdata == 32'h2) & t_ok) begin
                     ct_rd_sel = tbl == 8'h0;
-                end
-                else begin
                 end
             end
         end
@@ -38619,8 +36169,6 @@ module rnic_versa5g$core$mpa_in_sk(clock,reset,in_valid,in_data,in_ready,out_val
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -38635,16 +36183,12 @@ module rnic_versa5g$core$mpa_in_sk(clock,reset,in_valid,in_data,in_ready,out_val
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -39859,8 +37403,6 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
         if (nmk & (nph < 9'h4)) begin
             mg_o = nph[(32'h0)+:(2)];
         end
-        else if (nmk & (nph > 9'h1f8)) begin
-        end
     end
     always @(*) begin
         li = 4'h0;
@@ -40926,8 +38468,6 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
         if (c_hdr == 2'h1) begin
             f_gt_max_hi = c_len_hi > cfg_max_ulpdu[(32'h8)+:(8)];
         end
-        else begin
-        end
     end
     always @(*) begin
         f_eq_max_hi = 1'b0;
@@ -40958,8 +38498,6 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
         if (c_hdr == 2'h1) begin
             f_eq_max_hi = c_len_hi == cfg_max_ulpdu[(32'h8)+:(8)];
         end
-        else begin
-        end
     end
     always @(*) begin
         f_zero_hi = 1'b0;
@@ -40989,8 +38527,6 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
         end
         if (c_hdr == 2'h1) begin
             f_zero_hi = c_len_hi == 8'h0;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -41218,8 +38754,6 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
             if (total > 5'h8) begin
                 wa0 = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -41228,10 +38762,6 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
             if (total > 5'h8) begin
                 wa1 = 1'b1;
             end
-            else if ((total != 5'h0) | end_c) begin
-            end
-        end
-        else if (piece_open) begin
         end
     end
     always @(*) begin
@@ -41255,8 +38785,6 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
             else if ((total != 5'h0) | end_c) begin
                 pa0 = {{10{1'b0}}, comb[(32'h0)+:(64)]} | ({{69{1'b0}}, total} << 32'h40) | (74'h1 << 32'h44) | ({{73{1'b0}}, c_sp} << 32'h45) | ({{70{1'b0}}, st_c} << 32'h46);
             end
-        end
-        else if (piece_open) begin
         end
     end
     always @(*) begin
@@ -41385,8 +38913,6 @@ module rnic_versa5g$core$mpa_rx(clock,reset,in_data,in_keep_oh,in_last,in_valid,
         if (crc_bad_d) begin
             if (vq_slot$q) begin
                 q$w1 = slot1 & ~crc_ok_bit;
-            end
-            else begin
             end
         end
     end
@@ -42333,8 +39859,6 @@ module rnic_versa5g$core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,held,out,out_valid,ou
             if (cw$q) begin
                 c1$d = w2;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -42396,10 +39920,6 @@ module rnic_versa5g$core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,held,out,out_valid,ou
                     br$d = br$q + 2'h1;
                 end
             end
-            else if (nxt_c) begin
-            end
-            else begin
-            end
         end
         if (reset) begin
             br$d = 2'h0;
@@ -42421,8 +39941,6 @@ module rnic_versa5g$core$mpa_rx$q(clock,reset,w_n,w0,w1,w2,held,out,out_valid,ou
             end
             else if (nxt_c) begin
                 cr$d = ~cr$q;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -43820,8 +41338,6 @@ module rnic_versa5g$core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid)
             if (last) begin
                 pad_state$d = step$out;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -43829,8 +41345,6 @@ module rnic_versa5g$core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid)
         if (valid) begin
             if (last) begin
                 pad$d = lanes - keep;
-            end
-            else begin
             end
         end
     end
@@ -43840,8 +41354,6 @@ module rnic_versa5g$core$pay_crc(clock,reset,data,keep,last,valid,crc,crc_valid)
         if (valid) begin
             if (last) begin
                 stage2$d = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -44396,8 +41908,6 @@ module rnic_versa5g$core$pay_sk(clock,reset,in_valid,in_data,in_ready,out_valid,
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -44412,16 +41922,12 @@ module rnic_versa5g$core$pay_sk(clock,reset,in_valid,in_data,in_ready,out_valid,
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -44813,12 +42319,6 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         if (gsel$q == 2'h0) begin
             c0_req_ready = gnt$q & dma_rd_req_ready;
         end
-        else if (gsel$q == 2'h1) begin
-        end
-        else if (gsel$q == 2'h2) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         c1_req_ready = 1'b0;
@@ -44826,10 +42326,6 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         end
         else if (gsel$q == 2'h1) begin
             c1_req_ready = gnt$q & dma_rd_req_ready;
-        end
-        else if (gsel$q == 2'h2) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -44840,8 +42336,6 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         end
         else if (gsel$q == 2'h2) begin
             c2_req_ready = gnt$q & dma_rd_req_ready;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -44927,14 +42421,6 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         if (cpl_hi == 4'h0) begin
             c0_cpl_valid = dma_rd_cpl_valid;
         end
-        else if (cpl_hi == 4'h4) begin
-        end
-        else if (cpl_hi == 4'h8) begin
-        end
-        else if (cpl_hi == 4'hc) begin
-        end
-        else if (dma_rd_cpl_valid) begin
-        end
     end
     always @(*) begin
         c1_cpl_valid = 1'b0;
@@ -44942,12 +42428,6 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         end
         else if (cpl_hi == 4'h4) begin
             c1_cpl_valid = dma_rd_cpl_valid;
-        end
-        else if (cpl_hi == 4'h8) begin
-        end
-        else if (cpl_hi == 4'hc) begin
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -44958,10 +42438,6 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         end
         else if (cpl_hi == 4'h8) begin
             c2_cpl_valid = dma_rd_cpl_valid;
-        end
-        else if (cpl_hi == 4'hc) begin
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -44974,8 +42450,6 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         end
         else if (cpl_hi == 4'hc) begin
             c3_cpl_valid = dma_rd_cpl_valid;
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -44991,8 +42465,6 @@ module rnic_versa5g$core$rd_arb(clock,reset,c0_req_valid,c0_req_ready,c0_req_add
         end
         else if (cpl_hi == 4'hc) begin
             dma_rd_cpl_ready = c3_cpl_ready;
-        end
-        else if (dma_rd_cpl_valid) begin
         end
     end
     always @(*) begin
@@ -45442,18 +42914,6 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
                         qp$d = tag_qpn[(32'h0)+:(6)];
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -45464,18 +42924,6 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
                     if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & (tag_qpn < k_nq)) begin
                         conn$d = tag_conn;
                     end
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -45488,18 +42936,6 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
                         qpn$d = tag_qpn;
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -45510,18 +42946,6 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
                     if (tag_valid & (tag_opcode == k_op_rresp) & tag_ddp_last & (tag_qpn < k_nq)) begin
                         stag$d = tag_stag;
                     end
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -45534,18 +42958,6 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
                         to$d = tag_to;
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -45557,59 +42969,23 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
                         len$d = tag_len;
                     end
                 end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_wr_id$d = c_wr_id$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
             RtState$Rd:
                 begin
                     c_wr_id$d = ram$read_data[(32'h0)+:(64)];
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_len$d = c_len$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
             RtState$Rd:
                 begin
                     c_len$d = ram$read_data[(32'h40)+:(32)];
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -45639,23 +43015,11 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
     always @(*) begin
         c_cpl$d = c_cpl$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
             RtState$Cpl:
                 begin
                     if (cpl_ready) begin
                         c_cpl$d = c_cpl$q + 32'h1;
                     end
-                end
-            RtState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -45678,18 +43042,6 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
             RtState$Term:
                 begin
                     if (term_ready) begin
@@ -45806,8 +43158,6 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
             if (s_cnt < s_ord) begin
                 push = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -45815,8 +43165,6 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
         if (sent_valid & s_ok) begin
             if (s_cnt < s_ord) begin
                 ram$write_enable = 1'b1;
-            end
-            else begin
             end
         end
     end
@@ -45835,39 +43183,15 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
     always @(*) begin
         cpl_valid = 1'b0;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
             RtState$Cpl:
                 begin
                     cpl_valid = 1'b1;
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
-            RtState$Rd:
-                begin
-                end
-            RtState$Cpl:
-                begin
-                end
             RtState$Term:
                 begin
                     term_valid = 1'b1;
@@ -45877,21 +43201,9 @@ module rnic_versa5g$core$rd_track(clock,reset,sent_valid,sent_qp,sent_wr_id,sent
     always @(*) begin
         pop = 1'b0;
         case (state$q)
-            RtState$Idle:
-                begin
-                end
-            RtState$Look:
-                begin
-                end
             RtState$Rd:
                 begin
                     pop = 1'b1;
-                end
-            RtState$Cpl:
-                begin
-                end
-            RtState$Term:
-                begin
                 end
         endcase
     end
@@ -47000,36 +44312,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         qp$d = q_qp;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -47040,36 +44322,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                     if (q_valid) begin
                         conn$d = q_conn;
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47082,36 +44334,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         msn$d = q_msn;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -47122,36 +44344,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                     if (q_valid) begin
                         sink_stag$d = q_sink_stag;
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47164,36 +44356,9 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         sink_to$d = q_sink_to;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     sink_to$d = sink_to$q + {{48{1'b0}}, seg$q};
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47206,36 +44371,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         len$d = q_len;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -47246,36 +44381,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                     if (q_valid) begin
                         src_stag$d = q_src_stag;
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47288,74 +44393,14 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         src_to$d = q_src_to;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         pd$d = pd$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
             RrState$Pd:
                 begin
                     pd$d = pd_ram$read_data;
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47368,36 +44413,9 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         cur_to$d = q_src_to;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     cur_to$d = cur_to$q + {{48{1'b0}}, seg$q};
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47410,66 +44428,19 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         rest$d = q_len;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     rest$d = rest$q - {{16{1'b0}}, seg$q};
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         seg$d = seg$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         seg$d = 16'h0;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -47478,44 +44449,15 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         seg$d = seg_v[(32'h0)+:(16)];
                     end
                 end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         seg_last$d = seg_last$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         seg_last$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -47524,291 +44466,85 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         seg_last$d = last_v;
                     end
                 end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         addr$d = addr$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
             RrState$SRes:
                 begin
                     if (res_valid) begin
                         addr$d = res_addr;
                     end
                 end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         seq$d = seq$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         seq$d = xs_seq;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     seq$d = seq$q + adv_r$q;
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         seq_start$d = seq_start$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         seq_start$d = xs_seq_start;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         room$d = room$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         room$d = xs_mulpdu - k_hdr_t;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         mk$d = mk$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         mk$d = xs_mk_en;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         crc$d = crc$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     if (xs_gnt) begin
                         crc$d = xs_crc_en;
                     end
                 end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         desc_done$d = desc_done$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         desc_done$d = 1'b0;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -47823,41 +44559,15 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         desc_done$d = 1'b1;
                     end
                 end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         req_done$d = req_done$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
             RrState$SChk:
                 begin
                     if (rest$q == 32'h0) begin
                         req_done$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             RrState$SRes:
@@ -47871,12 +44581,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                     if (req_fire) begin
                         req_done$d = 1'b1;
                     end
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -47907,14 +44611,10 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
             if (cslot == 1'h0) begin
                 wc0$d = wc0$q + 10'h1;
             end
-            else begin
-            end
         end
         if (req_fire) begin
             if (wr_slot$q == 1'h0) begin
                 wc0$d = 10'h0;
-            end
-            else begin
             end
         end
     end
@@ -47961,15 +44661,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
     always @(*) begin
         cause_r$d = cause_r$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
             RrState$Res:
                 begin
                     if (res_valid) begin
@@ -47994,67 +44685,16 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         end
                     end
                 end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         stopped$d = stopped$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
             RrState$Term:
                 begin
                     if (term_ready) begin
                         stopped$d = (stopped$q | (64'h1 << qp$q)) & qset;
                     end
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (cfg_valid) begin
@@ -48067,36 +44707,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
     always @(*) begin
         c_resp$d = c_resp$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
             RrState$Fin:
                 begin
                     if (outst$q == 2'h0) begin
@@ -48111,39 +44721,9 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
     always @(*) begin
         c_segs$d = c_segs$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
             RrState$Adv:
                 begin
                     c_segs$d = c_segs$q + 32'h1;
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48153,41 +44733,11 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
             RrState$Term:
                 begin
                     if (term_ready) begin
                         c_term$d = c_term$q + 32'h1;
                     end
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48203,39 +44753,7 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         if (|(stopped$q & (64'h1 << q_qp))) begin
                             c_drop$d = c_drop$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -48269,59 +44787,14 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         q_ready = 1'b1;
                     end
                 end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         chk_valid = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
             RrState$Chk:
                 begin
                     chk_valid = 1'b1;
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
                 end
             RrState$SChk:
                 begin
@@ -48331,78 +44804,24 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         chk_valid = 1'b1;
                     end
                 end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         res_ready = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
             RrState$Res:
                 begin
                     res_ready = 1'b1;
                 end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
             RrState$SRes:
                 begin
                     res_ready = 1'b1;
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         xs_req = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
             RrState$Grant:
                 begin
                     xs_req = 1'b1;
@@ -48432,36 +44851,6 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
     always @(*) begin
         xs_done = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
             RrState$Fin:
                 begin
                     if (outst$q == 2'h0) begin
@@ -48479,39 +44868,13 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         if (|(stopped$q & (64'h1 << q_qp))) begin
                             done_valid = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
                 end
             RrState$Term:
                 begin
                     if (term_ready) begin
                         done_valid = 1'b1;
                     end
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
                 end
             RrState$Fin:
                 begin
@@ -48524,39 +44887,9 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RrState$Idle:
-                begin
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
             RrState$Term:
                 begin
                     term_valid = 1'b1;
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -48575,39 +44908,7 @@ module rnic_versa5g$core$read_resp(clock,reset,q_valid,q_ready,q_qp,q_conn,q_msn
                         if (|(stopped$q & (64'h1 << q_qp))) begin
                             done_qp = q_qp;
                         end
-                        else begin
-                        end
                     end
-                end
-            RrState$Pd:
-                begin
-                end
-            RrState$Chk:
-                begin
-                end
-            RrState$Res:
-                begin
-                end
-            RrState$Term:
-                begin
-                end
-            RrState$Grant:
-                begin
-                end
-            RrState$SChk:
-                begin
-                end
-            RrState$SRes:
-                begin
-                end
-            RrState$Issue:
-                begin
-                end
-            RrState$Adv:
-                begin
-                end
-            RrState$Fin:
-                begin
                 end
         endcase
     end
@@ -49150,10 +45451,6 @@ module rnic_versa5g$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_l
         else if (ov$q & ram_last) begin
             rd_slot$d = rd_slot$q + 1'h1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
         if (reset) begin
             rd_slot$d = 1'h0;
         end
@@ -49167,8 +45464,6 @@ module rnic_versa5g$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_l
         end
         else if (head_ok) begin
             rcnt$d = rcnt$q + 10'h1;
-        end
-        else begin
         end
         if (reset) begin
             rcnt$d = 10'h0;
@@ -49201,8 +45496,6 @@ module rnic_versa5g$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_l
         else if (head_ok) begin
             cur_addr$d = raddr;
         end
-        else begin
-        end
     end
     always @(*) begin
         slot = rd_slot$q;
@@ -49220,10 +45513,6 @@ module rnic_versa5g$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_l
         else if (ov$q & ram_last) begin
             drained = 1'b1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         ram_addr = cur_addr$q;
@@ -49233,8 +45522,6 @@ module rnic_versa5g$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_l
         end
         else if (head_ok) begin
             ram_addr = raddr;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -50839,15 +47126,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         mid$d = ~ut_last;
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             mid$d = 1'b0;
@@ -50869,15 +47147,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         end
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -50889,18 +47158,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         if (~mid$q) begin
                             h0$d = masked;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -50920,15 +47178,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         end
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -50946,15 +47195,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                             end
                         end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -50974,15 +47214,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         end
                     end
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -50994,18 +47225,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         if (~mid$q) begin
                             qpn$d = ut_qpn;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51018,18 +47238,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         if (~mid$q) begin
                             conn$d = ut_conn;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51042,18 +47251,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         if (~mid$q) begin
                             msn$d = ut_msn;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51066,18 +47264,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         if (~mid$q) begin
                             mo$d = ut_mo;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51090,18 +47277,7 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         if (~mid$q) begin
                             len$d = ut_len;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51114,30 +47290,13 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         if (~mid$q) begin
                             ddp_last$d = ut_ddp_last;
                         end
-                        else begin
-                        end
                     end
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cause_r$d = cause_r$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51159,11 +47318,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                     else if (cur >= ctx$read_data[(32'h20)+:(5)]) begin
                         cause_r$d = k_c_ird;
                     end
-                    else begin
-                    end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51205,15 +47359,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     always @(*) begin
         stopped$d = stopped$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
             RqState$Term:
                 begin
                     if (term_ready) begin
@@ -51231,12 +47376,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     always @(*) begin
         c_rreq$d = c_rreq$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51257,9 +47396,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         c_rreq$d = c_rreq$q + 32'h1;
                     end
                 end
-            RqState$Term:
-                begin
-                end
         endcase
         if (reset) begin
             c_rreq$d = 32'h0;
@@ -51268,12 +47404,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     always @(*) begin
         c_drop$d = c_drop$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51281,21 +47411,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                     else if ((qpn$q >= k_nq) | |(stopped$q & qbit)) begin
                         c_drop$d = c_drop$q + 32'h1;
                     end
-                    else if (msn$q != ctx$read_data[(32'h0)+:(32)]) begin
-                    end
-                    else if (mo$q != 32'h0) begin
-                    end
-                    else if (~ddp_last$q | (len$q < k_hdr_len)) begin
-                    end
-                    else if (len$q > k_hdr_len) begin
-                    end
-                    else if (cur >= ctx$read_data[(32'h20)+:(5)]) begin
-                    end
-                    else begin
-                    end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
         if (reset) begin
@@ -51305,15 +47420,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     always @(*) begin
         c_term$d = c_term$q;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
             RqState$Term:
                 begin
                     if (term_ready) begin
@@ -51382,12 +47488,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     always @(*) begin
         fifo$write = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51407,9 +47507,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                     else begin
                         fifo$write = 1'b1;
                     end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
     end
@@ -51470,12 +47567,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     always @(*) begin
         ctx$write_enable = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51495,9 +47586,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                     else begin
                         ctx$write_enable = 1'b1;
                     end
-                end
-            RqState$Term:
-                begin
                 end
         endcase
         if (cfg_valid & c_ok) begin
@@ -51534,12 +47622,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
     always @(*) begin
         inc = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
             RqState$Decide:
                 begin
                     if (dn_hit) begin
@@ -51560,9 +47642,6 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                         inc = 1'b1;
                     end
                 end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -51581,29 +47660,11 @@ module rnic_versa5g$core$rreq_q(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_
                 begin
                     ut_ready = ~fifo$full;
                 end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
-            RqState$Term:
-                begin
-                end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            RqState$Collect:
-                begin
-                end
-            RqState$Look:
-                begin
-                end
-            RqState$Decide:
-                begin
-                end
             RqState$Term:
                 begin
                     term_valid = 1'b1;
@@ -53184,12 +49245,6 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
             else if ((flen$q < 16'h22) | (ver_ihl$q[(32'h4)+:(4)] != 4'h4) | (ihl4 < 16'h14) | (tot_len$q < ihl4) | (tot_len$q > (flen$q - 16'he))) begin
                 s_fixed$d = 1'b1;
             end
-            else if ((fragbits != 16'h0) | (proto$q != 8'h6)) begin
-            end
-            else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
-            end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -53204,12 +49259,6 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
             end
             else if ((flen$q < 16'h22) | (ver_ihl$q[(32'h4)+:(4)] != 4'h4) | (ihl4 < 16'h14) | (tot_len$q < ihl4) | (tot_len$q > (flen$q - 16'he))) begin
                 s_tag$d = 4'h3;
-            end
-            else if ((fragbits != 16'h0) | (proto$q != 8'h6)) begin
-            end
-            else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
-            end
-            else begin
             end
         end
     end
@@ -53247,8 +49296,6 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
             end
             else if ((tcp_len < 16'h14) | (doff4 < 16'h14) | (doff4 > tcp_len)) begin
                 s_after_ip$d = 4'h3;
-            end
-            else begin
             end
         end
     end
@@ -53408,8 +49455,6 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
             if (in_last) begin
                 flen$d = ({{5{1'b0}}, bc$q} << 32'h3) + {{12{1'b0}}, in_keep};
             end
-            else if (bc$q != 11'h7ff) begin
-            end
         end
     end
     always @(*) begin
@@ -53543,8 +49588,6 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
             if (hrem$q > 8'h0) begin
                 ia0 = w0;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -53553,8 +49596,6 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
             if (hrem$q > 8'h2) begin
                 ia1 = w1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -53562,8 +49603,6 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
         if (bc$q >= 11'h2) begin
             if (hrem$q > 8'h4) begin
                 ia2 = w2;
-            end
-            else begin
             end
         end
     end
@@ -53575,8 +49614,6 @@ module rnic_versa5g$core$rx_check(clock,reset,in_data,in_keep,in_last,in_valid,i
         if (bc$q >= 11'h2) begin
             if (hrem$q > 8'h6) begin
                 ia3 = w3;
-            end
-            else begin
             end
         end
     end
@@ -54903,8 +50940,6 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
                         c_ok$d = c_ok$q + 32'h1;
                     end
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -54923,10 +50958,6 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
                     else if (in_fcs_bad) begin
                         c_bad$d = c_bad$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-                else begin
                 end
             end
         end
@@ -54941,12 +50972,6 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
                 if (acc) begin
                     if (lo) begin
                         c_overflow$d = c_overflow$q + 32'h1;
-                    end
-                    else if (ov) begin
-                    end
-                    else if (in_fcs_bad) begin
-                    end
-                    else begin
                     end
                 end
                 else begin
@@ -54968,12 +50993,6 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
                     else if (ov) begin
                         c_oversize$d = c_oversize$q + 32'h1;
                     end
-                    else if (in_fcs_bad) begin
-                    end
-                    else begin
-                    end
-                end
-                else begin
                 end
             end
         end
@@ -55000,8 +51019,6 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
                 a_v$d = push;
             end
         end
-        else if (push) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -55016,8 +51033,6 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
                 a_data$d = dfifo$data_out[(32'h0)+:(64)];
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         a_keep$d = a_keep$q;
@@ -55028,8 +51043,6 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
             else begin
                 a_keep$d = dfifo$data_out[(32'h40)+:(4)];
             end
-        end
-        else if (push) begin
         end
     end
     always @(*) begin
@@ -55042,8 +51055,6 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
                 a_last$d = is_last;
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         a_tag$d = a_tag$q;
@@ -55055,16 +51066,12 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
                 a_tag$d = lfifo$data_out[(32'hc)+:(4)];
             end
         end
-        else if (push) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (push) begin
@@ -55170,8 +51177,6 @@ module rnic_versa5g$core$rx_fifo(clock,reset,in_data,in_keep,in_last,in_valid,in
             if (in_last) begin
                 if (acc) begin
                     lfifo$write = 1'b1;
-                end
-                else begin
                 end
             end
         end
@@ -56710,8 +52715,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
                     end
                 end
             end
-            else if (bc$q != 8'hff) begin
-            end
         end
         if (reset) begin
             tv$d = 1'b0;
@@ -56737,8 +52740,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
                     end
                 end
             end
-            else if (bc$q != 8'hff) begin
-            end
         end
         if (reset) begin
             hv$d = 1'b0;
@@ -56755,11 +52756,7 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
                     if (fast & need_tail) begin
                         tail_pend$d = 1'b1;
                     end
-                    else begin
-                    end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
         if (reset) begin
@@ -56779,11 +52776,7 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
                             tail_data$d = in_data >> 32'h10;
                         end
                     end
-                    else begin
-                    end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
     end
@@ -56795,11 +52788,7 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
                     if (fast & need_tail) begin
                         tail_keep$d = rem_after[(32'h0)+:(4)];
                     end
-                    else begin
-                    end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
     end
@@ -56810,8 +52799,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
                 if (in_tag == 4'h3) begin
                     c_bad_len$d = c_bad_len$q + 32'h1;
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
         if (reset) begin
@@ -56826,8 +52813,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
                     c_bad_ip$d = c_bad_ip$q + 32'h1;
                 end
             end
-            else if (bc$q != 8'hff) begin
-            end
         end
         if (reset) begin
             c_bad_ip$d = 32'h0;
@@ -56840,8 +52825,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
                 if (in_tag == 4'h5) begin
                     c_bad_tcp$d = c_bad_tcp$q + 32'h1;
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
         if (reset) begin
@@ -56949,8 +52932,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
         if (tail_pend$q) begin
             pay_data = tail_data$q;
         end
-        else if (in_valid & emit_any & dec_valid & dec_fast) begin
-        end
     end
     always @(*) begin
         pay_keep = 4'h8;
@@ -56963,8 +52944,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
         if (tail_pend$q) begin
             pay_keep = tail_keep$q;
         end
-        else if (in_valid & emit_any & dec_valid & dec_fast) begin
-        end
     end
     always @(*) begin
         pay_last = 1'b0;
@@ -56976,8 +52955,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
         end
         if (tail_pend$q) begin
             pay_last = 1'b1;
-        end
-        else if (in_valid & emit_any & dec_valid & dec_fast) begin
         end
     end
     always @(*) begin
@@ -57006,8 +52983,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
         if (is_tcp) begin
             raw_reason = dec_reason;
         end
-        else if (in_tag < 4'h3) begin
-        end
     end
     always @(*) begin
         zero32 = 32'h0;
@@ -57016,8 +52991,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
         raw_conn = ~zero32;
         if (is_tcp) begin
             raw_conn = dec_conn;
-        end
-        else if (in_tag < 4'h3) begin
         end
     end
     always @(*) begin
@@ -57034,8 +53007,6 @@ module rnic_versa5g$core$rx_parse(clock,reset,in_data,in_keep,in_last,in_valid,i
                         done = 1'b1;
                     end
                 end
-            end
-            else if (bc$q != 8'hff) begin
             end
         end
     end
@@ -58885,8 +54856,6 @@ module rnic_versa5g$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_d
                 locked$d = 1'b1;
             end
         end
-        else if (~locked$q & ~dma_wr_valid & other_valid) begin
-        end
         if (reset) begin
             locked$d = 1'b0;
         end
@@ -58898,8 +54867,6 @@ module rnic_versa5g$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_d
                 if (other_valid) begin
                     sel$d = ~sel$q;
                 end
-            end
-            else begin
             end
         end
         else if (~locked$q & ~dma_wr_valid & other_valid) begin
@@ -58921,8 +54888,6 @@ module rnic_versa5g$core$rx_send$arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_d
         b_ready = 1'b0;
         if (sel$q) begin
             b_ready = dma_wr_ready;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -59548,15 +55513,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         beat$d = beat$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
             CplState$CqeHdr:
                 begin
                     if (dma_wr_ready) begin
@@ -59603,26 +55559,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         cq$d = cp2_cq;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -59636,30 +55572,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (db_valid) begin
                         arm$d = db_arm;
                     end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -59673,30 +55585,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (db_valid) begin
                         dval$d = db_value;
                     end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -59715,26 +55603,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         r_wr_id$d = cp2_wr_id;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -59753,26 +55621,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         r_byte_len$d = cp2_byte_len;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -59791,26 +55639,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         r_qpn$d = cp2_qpn;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -59829,26 +55657,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         r_opcode$d = cp2_opcode;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -59867,26 +55675,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         r_status$d = cp2_status;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -59905,26 +55693,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         r_flags$d = 8'h0;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -59943,26 +55711,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         r_imm$d = 32'h0;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -59981,38 +55729,12 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         r_term$d = 32'h0;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         addr$d = addr$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -60023,29 +55745,11 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         addr$d = x_base + ({{32{1'b0}}, slot} << 32'h5);
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         phase$d = phase$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -60056,29 +55760,11 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         phase$d = ~wrapped;
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ev$d = ev$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     ev$d = 1'b0;
@@ -60092,29 +55778,11 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         end
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ev_kind$d = ev_kind$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     ev_kind$d = k_ev_cpl;
@@ -60123,44 +55791,12 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (used >= size) begin
                         ev_kind$d = k_ev_ovf;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         eqp$d = eqp$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (dma_wr_ready) begin
@@ -60177,18 +55813,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         c_cqe$d = c_cqe$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
             CplState$CqeData:
                 begin
                     if (dma_wr_ready) begin
@@ -60196,12 +55820,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                             c_cqe$d = c_cqe$q + 32'h1;
                         end
                     end
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60211,24 +55829,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         c_event$d = c_event$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (dma_wr_ready) begin
@@ -60245,33 +55845,11 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         c_drop$d = c_drop$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
                         c_drop$d = c_drop$q + 32'h1;
                     end
-                    else if (used >= size) begin
-                    end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60281,12 +55859,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         c_cq_ovf$d = c_cq_ovf$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -60294,20 +55866,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (used >= size) begin
                         c_cq_ovf$d = c_cq_ovf$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60317,31 +55875,11 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         c_eq_ovf$d = c_eq_ovf$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
                         c_eq_ovf$d = c_eq_ovf$q + 32'h1;
                     end
-                    else begin
-                    end
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60351,9 +55889,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         c_db_bad$d = c_db_bad$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
             CplState$DbLoad:
                 begin
                     if (arm$q) begin
@@ -60363,23 +55898,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                             c_db_bad$d = c_db_bad$q + 32'h1;
                         end
                     end
-                    else begin
-                    end
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60392,12 +55910,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
             ovf_pend$d = 1'b0;
         end
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -60405,20 +55917,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (used >= size) begin
                         ovf_pend$d = 1'b1;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60428,12 +55926,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         ovf_q$d = ovf_q$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
             CplState$Load:
                 begin
                     if (x_state != k_valid) begin
@@ -60441,20 +55933,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (used >= size) begin
                         ovf_q$d = cq$q;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60476,24 +55954,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_e) begin
                         turn$d = 2'h0;
                     end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60518,24 +55978,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_e) begin
                         fw$d = 1'b1;
                     end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
         if (reset) begin
@@ -60574,17 +56016,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     if (cfg_valid) begin
                         n_state = cfg_state;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
                 end
             CplState$Load:
                 begin
@@ -60593,20 +56024,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (used >= size) begin
                         n_state = k_ovf;
                     end
-                    else begin
-                    end
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60621,14 +56038,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                             n_armed = cfg_armed;
                         end
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
                 end
             CplState$DbLoad:
                 begin
@@ -60636,10 +56045,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         if ((dval$q == k_arm_next) | (dval$q == k_arm_sol)) begin
                             n_armed = dval$q[(32'h0)+:(2)];
                         end
-                        else begin
-                        end
-                    end
-                    else begin
                     end
                 end
             CplState$Load:
@@ -60654,18 +56059,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         end
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -60676,14 +56069,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     if (cfg_valid) begin
                         n_cons = cfg_cons;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
                 end
             CplState$DbLoad:
                 begin
@@ -60692,21 +56077,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else begin
                         n_cons = dval$q;
                     end
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60718,17 +56088,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     if (cfg_valid) begin
                         n_prod = cfg_prod;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
                 end
             CplState$Load:
                 begin
@@ -60740,18 +56099,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         n_prod = x_prod + 32'h1;
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -60762,32 +56109,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     if (cfg_valid) begin
                         n_log2 = cfg_log2;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60799,32 +56120,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     if (cfg_valid) begin
                         n_base = cfg_base;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60857,32 +56152,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     if (cfg_valid) begin
                         cfg_ready = 1'b1;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60896,30 +56165,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (db_valid) begin
                         db_ready = 1'b1;
                     end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60935,28 +56180,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_a) begin
                         cpl_ready = 1'b1;
                     end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -60974,53 +56197,16 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         cp2_ready = 1'b1;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         fev_ready = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
                         fev_ready = fw$q;
-                    end
-                    else begin
                     end
                 end
             CplState$EvData:
@@ -61036,24 +56222,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         irq_event = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (dma_wr_ready) begin
@@ -61067,31 +56235,11 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         irq_eq_overflow = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
                         irq_eq_overflow = 1'b1;
                     end
-                    else begin
-                    end
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61111,26 +56259,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     else if (pick_b) begin
                         ram$read_address = cp2_cq;
                     end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
@@ -61141,14 +56269,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                 begin
                     if (cfg_valid) begin
                         ram$write_enable = 1'b1;
-                    end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
                     end
                 end
             CplState$DbLoad:
@@ -61166,18 +56286,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         ram$write_enable = 1'b1;
                     end
                 end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -61188,47 +56296,12 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                     if (cfg_valid) begin
                         ram$write_address = cfg_cq;
                     end
-                    else if (db_valid) begin
-                    end
-                    else if (pick_a) begin
-                    end
-                    else if (pick_b) begin
-                    end
-                    else if (pick_e) begin
-                    end
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
-            CplState$EvData:
-                begin
                 end
         endcase
     end
     always @(*) begin
         dma_wr_valid = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
             CplState$CqeHdr:
                 begin
                     dma_wr_valid = 1'b1;
@@ -61254,21 +56327,9 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         dma_wr_hdr = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
             CplState$CqeHdr:
                 begin
                     dma_wr_hdr = 1'b1;
-                end
-            CplState$CqeData:
-                begin
                 end
             CplState$EvHdr:
                 begin
@@ -61278,29 +56339,11 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         dma_wr_hdr = 1'b1;
                     end
                 end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dma_wr_len = k_cqe_len;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
             CplState$EvHdr:
                 begin
                     if ((eq_entries == 32'h0) | (eq_used >= eq_entries)) begin
@@ -61309,26 +56352,11 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         dma_wr_len = k_ev_len;
                     end
                 end
-            CplState$EvData:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dma_wr_data = addr$q;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
             CplState$CqeData:
                 begin
                     if (beat$q == 3'h0) begin
@@ -61399,18 +56427,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         dma_wr_last = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
             CplState$CqeData:
                 begin
                     if (beat$q == 3'h0) begin
@@ -61423,9 +56439,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
                         dma_wr_last = 1'b1;
                     end
                 end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (beat$q == 3'h7) begin
@@ -61437,24 +56450,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
     always @(*) begin
         fire = 1'b0;
         case (state$q)
-            CplState$Idle:
-                begin
-                end
-            CplState$DbLoad:
-                begin
-                end
-            CplState$Load:
-                begin
-                end
-            CplState$CqeHdr:
-                begin
-                end
-            CplState$CqeData:
-                begin
-                end
-            CplState$EvHdr:
-                begin
-                end
             CplState$EvData:
                 begin
                     if (beat$q == 3'h7) begin
@@ -61496,10 +56491,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
             if (cpl_valid) begin
                 pick_a = 1'b1;
             end
-            else if (cp2_valid) begin
-            end
-            else if (fev_valid) begin
-            end
         end
         else if (turn$q == 2'h1) begin
             if (cp2_valid) begin
@@ -61515,8 +56506,6 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
         else if (cpl_valid) begin
             pick_a = 1'b1;
         end
-        else if (cp2_valid) begin
-        end
         if (ovf_pend$q) begin
             pick_a = 1'b0;
         end
@@ -61529,16 +56518,10 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
             else if (cp2_valid) begin
                 pick_b = 1'b1;
             end
-            else if (fev_valid) begin
-            end
         end
         else if (turn$q == 2'h1) begin
             if (cp2_valid) begin
                 pick_b = 1'b1;
-            end
-            else if (fev_valid) begin
-            end
-            else if (cpl_valid) begin
             end
         end
         else if (fev_valid) begin
@@ -61569,15 +56552,9 @@ module rnic_versa5g$core$rx_send$cw(clock,reset,cfg_valid,cfg_ready,cfg_cq,cfg_s
             else if (fev_valid) begin
                 pick_e = 1'b1;
             end
-            else if (cpl_valid) begin
-            end
         end
         else if (fev_valid) begin
             pick_e = 1'b1;
-        end
-        else if (cpl_valid) begin
-        end
-        else if (cp2_valid) begin
         end
     end
     always @(*) begin
@@ -62820,30 +57797,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                         qp$d = req_qp;
                     end
                 end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -62858,53 +57811,12 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     else if (adv_valid) begin
                         flag$d = adv_err;
                     end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         pend$d = pend$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
             RwState$Cpl:
                 begin
                     if (bv & (dma_rd_cpl_last | (beat$q == 4'hf))) begin
@@ -62916,12 +57828,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     if (beat$q == 4'hf) begin
                         pend$d = 1'b1;
                     end
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -62941,34 +57847,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     else if (db_valid) begin
                         val$d = db_prod;
                     end
-                    else if (adv_valid) begin
-                    end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -62980,18 +57858,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
             end
         end
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -63006,38 +57872,12 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     else if (~f_busy$q) begin
                         beat$d = 4'h0;
                     end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         status$d = status$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -63052,24 +57892,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                             status$d = 2'h2;
                         end
                     end
-                    else if (hit) begin
-                    end
-                    else if (~f_busy$q) begin
-                    end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -63082,99 +57904,27 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     always @(*) begin
         idx$d = idx$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     idx$d = x_ci;
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         msn$d = msn$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     msn$d = x_msn;
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cq$d = cq$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     cq$d = x_cq;
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -63202,18 +57952,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
             end
         end
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -63228,8 +57966,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     else if (~f_busy$q) begin
                         w23$d = 1'b0;
                     end
-                    else begin
-                    end
                 end
             RwState$Cpl:
                 begin
@@ -63238,15 +57974,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                             w23$d = 1'b1;
                         end
                     end
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -63266,18 +57993,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
             end
         end
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -63292,53 +58007,15 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     else if (~f_busy$q) begin
                         tsum$d = 35'h0;
                     end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_valid$d = c_valid$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     c_valid$d = 1'b0;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -63443,35 +58120,11 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     always @(*) begin
         f_kill$d = f_kill$q;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     if (f_busy$q & (f_qp$q == qp$q)) begin
                         f_kill$d = 1'b1;
                     end
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if (fs_go) begin
@@ -63589,18 +58242,12 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         n_ci = x_ci;
         pf$write_data = x_ci;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     if (~(cfg_on & (x_state == k_on))) begin
                         n_ci = cfg_ci;
                     end
                     pf$write_data = n_ci;
-                end
-            RwState$Db:
-                begin
                 end
             RwState$Adv:
                 begin
@@ -63610,21 +58257,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                         n_ci = x_ci + 32'h1;
                     end
                 end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
         if (f_done$q & (state$q != RwState$Cfg)) begin
             pf$write_data = f_start$q + {{24{1'b0}}, f_n$q};
@@ -63633,50 +58265,20 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     always @(*) begin
         n_prod = x_prod;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
             RwState$Db:
                 begin
                     n_prod = val$q;
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_msn = x_msn;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     if (~(cfg_on & (x_state == k_on))) begin
                         n_msn = cfg_msn;
                     end
-                end
-            RwState$Db:
-                begin
                 end
             RwState$Adv:
                 begin
@@ -63686,157 +58288,47 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                         n_msn = x_msn + 32'h1;
                     end
                 end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
     end
     always @(*) begin
         n_state = x_state;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_state = cfg_st;
-                end
-            RwState$Db:
-                begin
                 end
             RwState$Adv:
                 begin
                     if (flag$q) begin
                         n_state = k_err;
                     end
-                    else begin
-                    end
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_cq = x_cq;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_cq = cfg_cq;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_log2 = x_log2;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_log2 = cfg_log2;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         n_base = x_base;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     n_base = cfg_base;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -63855,33 +58347,9 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     always @(*) begin
         cfg_ready = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     cfg_ready = 1'b1;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -63898,34 +58366,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     else if (db_valid) begin
                         db_ready = 1'b1;
                     end
-                    else if (adv_valid) begin
-                    end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -63944,32 +58384,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     else if (adv_valid) begin
                         adv_ready = 1'b1;
                     end
-                    else if (req_valid) begin
-                    end
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -63991,30 +58405,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                         req_ready = 1'b1;
                     end
                 end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
             req_ready = 1'b0;
@@ -64023,30 +58413,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     always @(*) begin
         rsp_valid = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
             RwState$Rsp:
                 begin
                     rsp_valid = 1'b1;
@@ -64071,38 +58437,11 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                         ra = req_qp;
                     end
                 end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ram$write_enable = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     ram$write_enable = 1'b1;
@@ -64114,21 +58453,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
             RwState$Adv:
                 begin
                     ram$write_enable = 1'b1;
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if ((state$q == RwState$Idle) & pend$q) begin
@@ -64141,33 +58465,9 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     always @(*) begin
         pf$write_enable = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
             RwState$Cfg:
                 begin
                     pf$write_enable = 1'b1;
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
-            RwState$Chk:
-                begin
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
         if (f_done$q & (state$q != RwState$Cfg)) begin
@@ -64198,18 +58498,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     always @(*) begin
         fs_go = 1'b0;
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -64224,38 +58512,12 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     else if (~f_busy$q) begin
                         fs_go = 1'b1;
                     end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
     always @(*) begin
         rd_a = ((({{10{1'b0}}, qp$q} << k_pl) | (idx$q[15:0] & smask[15:0])) << 32'h4) | {{12{1'b0}}, (beat$q + 4'h1)};
         case (state$q)
-            RwState$Idle:
-                begin
-                end
-            RwState$Cfg:
-                begin
-                end
-            RwState$Db:
-                begin
-                end
-            RwState$Adv:
-                begin
-                end
             RwState$Chk:
                 begin
                     if (x_state != k_on) begin
@@ -64267,22 +58529,6 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     else if (hit) begin
                         rd_a = (({{10{1'b0}}, qp$q} << k_pl) | (x_ci[15:0] & smask[15:0])) << 32'h4;
                     end
-                    else if (~f_busy$q) begin
-                    end
-                    else begin
-                    end
-                end
-            RwState$Cpl:
-                begin
-                end
-            RwState$Load:
-                begin
-                end
-            RwState$Wait:
-                begin
-                end
-            RwState$Rsp:
-                begin
                 end
         endcase
     end
@@ -65264,8 +59510,6 @@ module rnic_versa5g$core$rx_send$sk(clock,reset,in_valid,in_data,in_ready,out_va
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -65280,16 +59524,12 @@ module rnic_versa5g$core$rx_send$sk(clock,reset,in_valid,in_data,in_ready,out_va
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -66570,78 +60810,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         opcode$d = hq$data_out[(32'h0)+:(4)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -66652,78 +60820,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     if (~hq$empty) begin
                         ddp_last$d = hq$data_out[32'h4];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -66736,78 +60832,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         qn$d = hq$data_out[(32'h5)+:(2)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -66818,78 +60842,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     if (~hq$empty) begin
                         msn$d = hq$data_out[(32'h7)+:(32)];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -66902,78 +60854,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         mo$d = hq$data_out[(32'h27)+:(32)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -66984,78 +60864,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     if (~hq$empty) begin
                         inv$d = hq$data_out[(32'h47)+:(32)];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -67068,78 +60876,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         len$d = hq$data_out[(32'h67)+:(16)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -67150,78 +60886,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     if (~hq$empty) begin
                         conn$d = hq$data_out[(32'h77)+:(32)];
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -67234,593 +60898,77 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         qpn$d = hq$data_out[(32'h97)+:(32)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_status$d = w_status$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_status$d = rsp_status;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_msn$d = w_msn$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_msn$d = rsp_msn;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_cq$d = w_cq$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_cq$d = rsp_cq;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         w_wr_id$d = w_wr_id$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         w_wr_id$d = rsp_wr_id;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         nsge_r$d = nsge_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         nsge_r$d = rsp_nsge;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         tot$d = tot$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     if (rsp_valid) begin
                         tot$d = rsp_total;
                     end
                 end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         ck$d = ck$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     ck$d = 3'h0;
@@ -67833,8 +60981,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     else if (s_len == 32'h0) begin
                         ck$d = ck$q + 3'h1;
                     end
-                    else begin
-                    end
                 end
             SpState$SRes:
                 begin
@@ -67846,82 +60992,17 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         end
                     end
                 end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
                         ck$d = ck$q + 3'h1;
                     end
-                    else begin
-                    end
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cbase$d = cbase$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     cbase$d = 32'h0;
@@ -67931,114 +61012,21 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     if (ck$q == nsge_r$q) begin
                         cbase$d = 32'h0;
                     end
-                    else if (s_len == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
                 end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
                         cbase$d = cend[(32'h0)+:(32)];
                     end
-                    else begin
-                    end
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         m$d = m$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     m$d = mo$q;
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
                 end
             SpState$Push:
                 begin
@@ -68046,125 +61034,20 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         m$d = m$q + c_n$q;
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         r$d = r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     r$d = {{16{1'b0}}, len$q};
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
                 end
             SpState$Push:
                 begin
                     if (~cq$full) begin
                         r$d = r$q - c_n$q;
                     end
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -68191,20 +61074,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         prem$d = prem$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
             DState$Data:
                 begin
                     if (out_fire) begin
                         prem$d = prem$q - {{27{1'b0}}, g_k};
                     end
-                end
-            DState$End:
-                begin
                 end
         endcase
         if (take) begin
@@ -68223,18 +61097,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 gbuf$d = gbuf_after | ins;
             end
         end
-        else if (dstate$q == DState$End) begin
-        end
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
-            DState$Data:
-                begin
-                end
             DState$End:
                 begin
                     if (in_done$q) begin
@@ -68254,18 +61117,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 cnt$d = cnt_in;
             end
         end
-        else if (dstate$q == DState$End) begin
-        end
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
-            DState$Data:
-                begin
-                end
             DState$End:
                 begin
                     if (in_done$q) begin
@@ -68290,15 +61142,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             end
         end
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
-            DState$Data:
-                begin
-                end
             DState$End:
                 begin
                     if (in_done$q) begin
@@ -68313,12 +61156,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         gk_r$d = gk_r$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
             DState$Data:
                 begin
                     if (out_fire) begin
@@ -68330,9 +61167,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                             gk_r$d = prem$q[(32'h0)+:(5)] - 5'h8;
                         end
                     end
-                end
-            DState$End:
-                begin
                 end
         endcase
         if (take) begin
@@ -68349,20 +61183,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         pmore_r$d = pmore_r$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
-            DState$Hdr:
-                begin
-                end
             DState$Data:
                 begin
                     if (out_fire) begin
                         pmore_r$d = prem$q > 32'h10;
                     end
-                end
-            DState$End:
-                begin
                 end
         endcase
         if (take) begin
@@ -68376,18 +61201,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         e_cause$d = e_cause$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     if (w_status$q == 2'h3) begin
@@ -68407,13 +61220,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     else if (msg_end_r$q > total_r$q) begin
                         e_cause$d = k_c_long;
                     end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
                 end
             SpState$SRes:
                 begin
@@ -68421,12 +61227,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         if (res_fault != 3'h0) begin
                             e_cause$d = k_c_prot;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -68435,24 +61236,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                             e_cause$d = k_c_prot;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
                 end
             SpState$IRes:
                 begin
@@ -68464,50 +61247,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         end
                     end
                 end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         e_cqe$d = e_cqe$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     e_cqe$d = 1'b0;
@@ -68526,13 +61270,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     else if (msg_end_r$q > total_r$q) begin
                         e_cqe$d = 1'b1;
                     end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
                 end
             SpState$SRes:
                 begin
@@ -68540,12 +61277,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         if (res_fault != 3'h0) begin
                             e_cqe$d = 1'b1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -68554,24 +61286,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                             e_cqe$d = 1'b1;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
                 end
             SpState$IRes:
                 begin
@@ -68583,50 +61297,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         end
                     end
                 end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         e_status$d = e_status$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
             SpState$Decide:
                 begin
                     e_status$d = k_wc_len_err;
@@ -68639,17 +61314,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     else if (w_status$q == 2'h2) begin
                         e_status$d = k_wc_qp_err;
                     end
-                    else if ({{2{1'b0}}, mo$q} > total_r$q) begin
-                    end
-                    else if (msg_end_r$q > total_r$q) begin
-                    end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
                 end
             SpState$SRes:
                 begin
@@ -68657,12 +61321,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         if (res_fault != 3'h0) begin
                             e_status$d = k_wc_prot;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -68671,24 +61330,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                             e_status$d = k_wc_prot;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
                 end
             SpState$IRes:
                 begin
@@ -68699,33 +61340,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                             e_status$d = k_wc_inv;
                         end
                     end
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -68754,90 +61368,16 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             if (cq$data_out[32'h0]) begin
                 rt_first$d = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
         c_send$d = c_send$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
             SpState$Cpl:
                 begin
                     if (d_idle & cpl_ready) begin
                         c_send$d = c_send$q + 32'h1;
                     end
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -68847,83 +61387,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         c_term_tx$d = c_term_tx$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
             SpState$ErrTerm:
                 begin
                     if (d_idle & term_ready) begin
                         c_term_tx$d = c_term_tx$q + 32'h1;
                     end
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -68933,78 +61401,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         c_term_rx$d = c_term_rx$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
             SpState$RtOut:
                 begin
                     if (d_idle & rterm_ready) begin
@@ -69029,98 +61425,13 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         else if (hq$data_out[(32'h9d)+:(26)] != 26'h0) begin
                             c_drop$d = c_drop$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
                 end
             SpState$Decide:
                 begin
                     if (w_status$q == 2'h3) begin
                         c_drop$d = c_drop$q + 32'h1;
                     end
-                    else if (w_status$q == 2'h1) begin
-                    end
-                    else if (w_msn$q != msn$q) begin
-                    end
-                    else if (w_status$q == 2'h2) begin
-                    end
-                    else if ({{2{1'b0}}, mo$q} > total_r$q) begin
-                    end
-                    else if (msg_end_r$q > total_r$q) begin
-                    end
-                    else if (mo$q == 32'h0) begin
-                    end
-                    else begin
-                    end
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -69138,83 +61449,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         else if (hq$data_out[(32'h5)+:(2)] == k_qn_rreq) begin
                             c_rreq$d = c_rreq$q + 32'h1;
                         end
-                        else if (hq$data_out[(32'h9d)+:(26)] != 26'h0) begin
-                        end
-                        else begin
-                        end
                     end
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -69232,33 +61467,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         off_r$d = off_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -69267,83 +61475,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         off_r$d = off;
                     end
                 end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         lsel_r$d = lsel_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -69352,83 +61488,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         lsel_r$d = rsp_sge_len;
                     end
                 end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         base_r$d = base_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -69436,51 +61500,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     else begin
                         base_r$d = rsp_sge_addr;
                     end
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -69495,36 +61514,13 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         c_prot$d = c_prot$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
             SpState$SRes:
                 begin
                     if (res_valid) begin
                         if (res_fault != 3'h0) begin
                             c_prot$d = c_prot$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
@@ -69533,54 +61529,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                             c_prot$d = c_prot$q + 32'h1;
                         end
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -69596,110 +61544,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         pd$d = hq$data_out[(32'hb7)+:(32)];
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         key_r$d = key_r$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
             SpState$CalcA:
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
@@ -69708,94 +61557,16 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         key_r$d = rsp_sge_lkey;
                     end
                 end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         t_addr$d = t_addr$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
             SpState$XRes:
                 begin
                     if (res_valid) begin
                         t_addr$d = res_addr;
                     end
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
                 end
             SpState$Push:
                 begin
@@ -69803,71 +61574,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         t_addr$d = t_addr$q + {{32{1'b0}}, c_n$q};
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         t_avail$d = t_avail$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
             SpState$XRes:
                 begin
                     if (res_valid) begin
@@ -69877,98 +61588,17 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         end
                     end
                 end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     if (~cq$full) begin
                         t_avail$d = t_avail$q - c_n$q;
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_reuse$d = c_reuse$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     if (~cq$full) begin
@@ -69977,128 +61607,18 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         end
                     end
                 end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_inv$d = c_inv$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
             SpState$IRes:
                 begin
                     if (res_valid) begin
                         if (res_fault == 3'h0) begin
                             c_inv$d = c_inv$q + 32'h1;
                         end
-                        else begin
-                        end
                     end
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
         if (reset) begin
@@ -70108,51 +61628,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         c_inv_err$d = c_inv_err$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
             SpState$IRes:
                 begin
                     if (res_valid) begin
@@ -70163,33 +61638,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         end
                     end
                 end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
         if (reset) begin
             c_inv_err$d = 32'h0;
@@ -70198,162 +61646,18 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         c_addr$d = c_addr$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
             SpState$Calc:
                 begin
                     c_addr$d = addr;
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         c_n$d = c_n$q;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
             SpState$Calc:
                 begin
                     c_n$d = n;
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -70382,9 +61686,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         dstate$d = dstate$q;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     if (dma_wr_ready) begin
@@ -70424,8 +61725,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             if (cq$data_out[32'h0]) begin
                 d_capt$d = cq$data_out[32'h1];
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -70440,81 +61739,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         req_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
             SpState$Req:
                 begin
                     req_valid = 1'b1;
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -70524,163 +61751,22 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         rsp_ready = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
             SpState$Rsp:
                 begin
                     rsp_ready = 1'b1;
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         adv_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
             SpState$Adv:
                 begin
                     adv_valid = 1'b1;
                 end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
             SpState$ErrAdv:
                 begin
                     adv_valid = 1'b1;
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -70690,322 +61776,37 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         adv_err = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
             SpState$ErrAdv:
                 begin
                     adv_err = 1'b1;
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cpl_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
             SpState$Cpl:
                 begin
                     cpl_valid = d_idle;
                 end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_valid = 1'b1;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         term_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
             SpState$ErrTerm:
                 begin
                     term_valid = d_idle;
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         rterm_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
             SpState$RtOut:
                 begin
                     rterm_valid = d_idle;
@@ -71015,80 +61816,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         qp_err_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
             SpState$ErrAdv:
                 begin
                     if (adv_ready) begin
                         qp_err_valid = 1'b1;
                     end
-                end
-            SpState$RtRun:
-                begin
                 end
             SpState$RtOut:
                 begin
@@ -71105,9 +61837,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         dma_wr_valid = 1'b0;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     dma_wr_valid = 1'b1;
@@ -71116,26 +61845,14 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 begin
                     dma_wr_valid = (cnt$q >= g_k) | in_done$q;
                 end
-            DState$End:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dma_wr_hdr = 1'b0;
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     dma_wr_hdr = 1'b1;
-                end
-            DState$Data:
-                begin
-                end
-            DState$End:
-                begin
                 end
         endcase
     end
@@ -71145,18 +61862,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         dma_wr_data = gbuf$q[(32'h0)+:(64)];
         case (dstate$q)
-            DState$Idle:
-                begin
-                end
             DState$Hdr:
                 begin
                     dma_wr_data = paddr$q;
-                end
-            DState$Data:
-                begin
-                end
-            DState$End:
-                begin
                 end
         endcase
     end
@@ -71169,81 +61877,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         cpl_byte_len = mo$q + {{16{1'b0}}, len$q};
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_byte_len = 32'h0;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -71256,81 +61892,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         cpl_status = 8'h0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_status = e_status$q;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -71343,81 +61907,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             cpl_flags = cpl_flags | k_f_inv;
         end
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_flags = 8'h0;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -71427,162 +61919,18 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             cpl_imm = inv$q;
         end
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_imm = 32'h0;
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         cpl_term = 32'h0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
             SpState$ErrCpl:
                 begin
                     cpl_term = k_term_present | {{16{1'b0}}, e_cause$q};
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -71667,21 +62015,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         chk_valid = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
             SpState$SChk:
                 begin
                     if (ck$q == nsge_r$q) begin
@@ -71692,9 +62025,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         chk_valid = 1'b1;
                     end
                 end
-            SpState$SRes:
-                begin
-                end
             SpState$XChk:
                 begin
                     if (x_len == 32'h0) begin
@@ -71703,140 +62033,26 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         chk_valid = 1'b1;
                     end
                 end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
             SpState$IChk:
                 begin
                     chk_valid = 1'b1;
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
     always @(*) begin
         res_ready = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
             SpState$SRes:
                 begin
                     res_ready = 1'b1;
-                end
-            SpState$XChk:
-                begin
                 end
             SpState$XRes:
                 begin
                     res_ready = 1'b1;
                 end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
             SpState$IRes:
                 begin
                     res_ready = 1'b1;
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -71980,78 +62196,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         hq$read = 1'b1;
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -72072,78 +62216,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         inv_out = hq_inv;
                     end
                 end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
-            SpState$Push:
-                begin
-                end
-            SpState$End:
-                begin
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
-            SpState$Drain:
-                begin
-                end
-            SpState$ErrDrain:
-                begin
-                end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
-            SpState$RtRun:
-                begin
-                end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
@@ -72155,42 +62227,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         cq$write = 1'b0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     if (~cq$full) begin
@@ -72202,18 +62238,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     if (~cq$full) begin
                         cq$write = 1'b1;
                     end
-                end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
                 end
             SpState$Drain:
                 begin
@@ -72227,65 +62251,17 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         cq$write = 1'b1;
                     end
                 end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
             SpState$RtRun:
                 begin
                     if (~cq$full) begin
                         cq$write = 1'b1;
                     end
                 end
-            SpState$RtOut:
-                begin
-                end
         endcase
     end
     always @(*) begin
         cq_in = 82'h0;
         case (state$q)
-            SpState$Idle:
-                begin
-                end
-            SpState$Req:
-                begin
-                end
-            SpState$Rsp:
-                begin
-                end
-            SpState$Sum:
-                begin
-                end
-            SpState$Decide:
-                begin
-                end
-            SpState$SChk:
-                begin
-                end
-            SpState$SRes:
-                begin
-                end
-            SpState$XChk:
-                begin
-                end
-            SpState$XRes:
-                begin
-                end
-            SpState$CalcA:
-                begin
-                end
-            SpState$CalcB:
-                begin
-                end
-            SpState$Calc:
-                begin
-                end
             SpState$Push:
                 begin
                     cq_in = ({{18{1'b0}}, c_addr$q} << 32'h12) | ({{66{1'b0}}, c_n$q[(32'h0)+:(16)]} << 32'h2);
@@ -72294,18 +62270,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 begin
                     cq_in = k_cmd_end;
                 end
-            SpState$IChk:
-                begin
-                end
-            SpState$IRes:
-                begin
-                end
-            SpState$Cpl:
-                begin
-                end
-            SpState$Adv:
-                begin
-                end
             SpState$Drain:
                 begin
                     cq_in = k_cmd_end;
@@ -72314,21 +62278,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 begin
                     cq_in = k_cmd_end;
                 end
-            SpState$ErrTerm:
-                begin
-                end
-            SpState$ErrCpl:
-                begin
-                end
-            SpState$ErrAdv:
-                begin
-                end
             SpState$RtRun:
                 begin
                     cq_in = k_cmd_end_capt;
-                end
-            SpState$RtOut:
-                begin
                 end
         endcase
     end
@@ -72387,8 +62339,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         in_fire = 1'b0;
         if (gear_on) begin
             in_fire = in_en & dd_valid;
-        end
-        else if (dstate$q == DState$End) begin
         end
     end
     always @(*) begin
@@ -74777,8 +64727,6 @@ module rnic_versa5g$core$rx_split(clock,reset,ip_src,ip_dst,sport,dport,tuple_va
         else if (fin) begin
             reason = 8'h2;
         end
-        else if ((seq == c_rcv_nxt) & ({{16{1'b0}}, pay_len} <= c_rcv_wnd)) begin
-        end
     end
     always @(*) begin
         decide = c_have & hdr_valid & ~dv$q & (up_ready | ~fast);
@@ -75578,8 +65526,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     else if (sn$q == 9'h1) begin
                         state$d = SendCplState$Idle;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -75606,12 +65552,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                 begin
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         tail$d = tail$q + 8'h1;
-                    end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -75644,12 +65584,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                 begin
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         cnt$d = cnt$q + 9'h1;
-                    end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -75688,10 +65622,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     else if (rd_valid & |cnt$q) begin
                         sp$d = head$q;
                     end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -75729,10 +65659,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     end
                     else if (rd_valid & |cnt$q) begin
                         sn$d = cnt$q;
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -75790,8 +65716,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     else if (~tab$read_data[32'h4]) begin
                         c_no_cq$d = c_no_cq$q + 32'h1;
                     end
-                    else if ((e_kind == k_ready) | ((e_kind == k_read) & e_done) | ((e_kind == k_ack) & (acked | ~ack_wait))) begin
-                    end
                 end
             SendCplState$Emit:
                 begin
@@ -75824,10 +65748,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     if (tab$read_data[32'h5] | (e_cur_ep != e_ep)) begin
                         c_off$d = c_off$q + 32'h1;
                     end
-                    else if (~tab$read_data[32'h4]) begin
-                    end
-                    else if ((e_kind == k_ready) | ((e_kind == k_read) & e_done) | ((e_kind == k_ack) & (acked | ~ack_wait))) begin
-                    end
                 end
             SendCplState$Emit:
                 begin
@@ -75855,8 +65775,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     else if (rd_valid & ~tx_valid) begin
                         c_orphan$d = c_orphan$q + 32'h1;
                     end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -75878,8 +65796,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                         if (~tx_valid) begin
                             c_orphan$d = c_orphan$q + 32'h1;
                         end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -75981,10 +65897,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     if ((e_kind == k_read) & ~e_done & (e_qp == rd_qp) & (e_wr_id == rd_wr_id)) begin
                         ram$write_address = sp$q;
                     end
-                    else if (sn$q == 9'h1) begin
-                    end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -76014,10 +65926,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     if ((e_kind == k_read) & ~e_done & (e_qp == rd_qp) & (e_wr_id == rd_wr_id)) begin
                         ram$write_data = (ram$read_data & k_keep) | ({{125{1'b0}}, rd_len} << 32'h40) | ({{149{1'b0}}, rd_status} << 32'h80) | k_done;
                     end
-                    else if (sn$q == 9'h1) begin
-                    end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -76031,12 +65939,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                 begin
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         ram$write_enable = 1'b1;
-                    end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
                     end
                 end
             SendCplState$HeadQp:
@@ -76055,10 +65957,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                 begin
                     if ((e_kind == k_read) & ~e_done & (e_qp == rd_qp) & (e_wr_id == rd_wr_id)) begin
                         ram$write_enable = 1'b1;
-                    end
-                    else if (sn$q == 9'h1) begin
-                    end
-                    else begin
                     end
                 end
             default:
@@ -76165,12 +66063,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     if (tx_valid & ~cnt$q[32'h8]) begin
                         tx_ready = 1'b1;
                     end
-                    else if (rd_valid & |cnt$q) begin
-                    end
-                    else if (rd_valid & ~tx_valid) begin
-                    end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -76204,8 +66096,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     else if (rd_valid & ~tx_valid) begin
                         rd_ready = 1'b1;
                     end
-                    else if (|cnt$q) begin
-                    end
                 end
             SendCplState$HeadQp:
                 begin
@@ -76228,8 +66118,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                         if (~tx_valid) begin
                             rd_ready = 1'b1;
                         end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -76283,8 +66171,6 @@ module rnic_versa5g$core$send_cpl(clock,reset,cfg_valid,cfg_qp,cfg_cq,cfg_conn,c
                     end
                     else if (~tab$read_data[32'h4]) begin
                         pop = 1'b1;
-                    end
-                    else if ((e_kind == k_ready) | ((e_kind == k_read) & e_done) | ((e_kind == k_ack) & (acked | ~ack_wait))) begin
                     end
                 end
             SendCplState$Emit:
@@ -78155,8 +68041,6 @@ module rnic_versa5g$core$tpt(clock,reset,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_
                 if (wr_ok) begin
                     inv_pend$d = 1'b1;
                 end
-                else begin
-                end
             end
         end
         if (reset) begin
@@ -80006,8 +69890,6 @@ module rnic_versa5g$core$tx_ackgen(clock,reset,req_valid,req_conn,go,pend,rd_val
         end
         else if ((st$q == 3'h1) & (ctx_ack == ctx_acked)) begin
             n_piggy$d = n_piggy$q + 32'h1;
-        end
-        else if (st$q == 3'h1) begin
         end
         if (reset) begin
             n_piggy$d = 32'h0;
@@ -82052,8 +71934,6 @@ module rnic_versa5g$core$tx_framer$hdr(clock,reset,rec_data,rec_empty,rec_read,d
                     hold6$d = dd[(32'h10)+:(48)];
                 end
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -82313,8 +72193,6 @@ module rnic_versa5g$core$tx_framer$hdr(clock,reset,rec_data,rec_empty,rec_read,d
                 if (~dat_empty) begin
                     dat_read = 1'b1;
                 end
-            end
-            else begin
             end
         end
     end
@@ -83284,10 +73162,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 crc_en$d = d_crc_en;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         mk_en$d = mk_en$q;
@@ -83295,10 +73169,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             if (d_valid & d_ready) begin
                 mk_en$d = d_mk_en;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83308,10 +73178,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 opcode$d = d_opcode;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         last$d = last$q;
@@ -83319,10 +73185,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             if (d_valid & d_ready) begin
                 last$d = d_last;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83332,10 +73194,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 stag$d = d_stag;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         to$d = to$q;
@@ -83343,10 +73201,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             if (d_valid & d_ready) begin
                 to$d = d_to;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83356,10 +73210,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 qn$d = d_qn;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         msn$d = msn$q;
@@ -83367,10 +73217,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             if (d_valid & d_ready) begin
                 msn$d = d_msn;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83380,10 +73226,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 mo$d = d_mo;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         pay_len$d = pay_len$q;
@@ -83392,10 +73234,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 pay_len$d = d_pay_len;
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         side$d = side$q;
@@ -83403,10 +73241,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             if (d_valid & d_ready) begin
                 side$d = d_side;
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83421,8 +73255,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 fw$d = nfw;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         wph$d = wph$q;
@@ -83436,8 +73268,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 wph$d = wph$q + 7'h2;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         woff$d = woff$q;
@@ -83450,8 +73280,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             if (adv & ~stall) begin
                 woff$d = woff2;
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83468,8 +73296,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                     end
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83494,8 +73320,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         pay_rem$d = pay_rem$q;
@@ -83513,8 +73337,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                     end
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83535,8 +73357,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         drain$d = drain$q;
@@ -83550,8 +73370,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 drain$d = drain_nx;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         q_data$d = q_data$q;
@@ -83561,8 +73379,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             if (adv & ~stall) begin
                 q_data$d = {{32{1'b0}}, w0} | ({{32{1'b0}}, w1} << 32'h20);
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83574,8 +73390,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 q_last$d = c0 | c1;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         q_half$d = q_half$q;
@@ -83585,8 +73399,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             if (adv & ~stall) begin
                 q_half$d = c0;
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83600,8 +73412,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             if (adv & ~stall) begin
                 q_valid$d = 1'b1;
             end
-        end
-        else begin
         end
         if (reset) begin
             q_valid$d = 1'b0;
@@ -83632,8 +73442,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         p_t$d = p_t$q;
@@ -83649,16 +73457,12 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 end
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         p_psum$d = p_psum$q;
         if (o_write) begin
             if (q_last$q) begin
                 p_psum$d = psum$q + bsum;
-            end
-            else begin
             end
         end
     end
@@ -83672,8 +73476,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                     p_crc_en$d = crc_en$q;
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83690,8 +73492,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 end
             end
         end
-        else begin
-        end
         if (reset) begin
             p_v$d = 1'b0;
         end
@@ -83703,13 +73503,7 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 if (bad) begin
                     c_drop$d = c_drop$q + 32'h1;
                 end
-                else begin
-                end
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
         if (reset) begin
             c_drop$d = 32'h0;
@@ -83730,8 +73524,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 end
             end
         end
-        else begin
-        end
         if (reset) begin
             c_perr$d = 32'h0;
         end
@@ -83743,10 +73535,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 hwords$d = {{9{1'b0}}, d_hw};
             end
         end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         fw_crc$d = fw_crc$q;
@@ -83754,10 +73542,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
             if (d_valid & d_ready) begin
                 fw_crc$d = d_fwc[(32'h0)+:(12)];
             end
-        end
-        else if (st$q == 2'h1) begin
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -83910,8 +73694,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                 take = need_in;
             end
         end
-        else begin
-        end
     end
     always @(*) begin
         rem8 = 4'h8;
@@ -83996,8 +73778,6 @@ module rnic_versa5g$core$tx_framer$mpa(clock,reset,d_valid,d_ready,d_crc_en,d_mk
                     end
                 end
             end
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -84257,8 +74037,6 @@ module rnic_versa5g$core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc
             if (last) begin
                 pad_state$d = step$out;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -84266,8 +74044,6 @@ module rnic_versa5g$core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc
         if (valid) begin
             if (last) begin
                 pad$d = lanes - keep;
-            end
-            else begin
             end
         end
     end
@@ -84277,8 +74053,6 @@ module rnic_versa5g$core$tx_framer$mpa$crcu(clock,reset,data,keep,last,valid,crc
         if (valid) begin
             if (last) begin
                 stage2$d = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -86079,39 +75853,13 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
             else if (evict) begin
                 head$d = head$q + 10'h1;
             end
-            else begin
-            end
         end
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
             LogState$RDec:
                 begin
                     if (((una_mode == 2'h0) | (((una_snd_una - e_end) >> 32'h1f) == 32'h0)) & ~(in_valid & full)) begin
                         head$d = head$q + 10'h1;
                     end
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -86127,8 +75875,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
             else if (evict) begin
                 tail$d = tail$q + 10'h1;
             end
-            else begin
-            end
         end
         if (reset) begin
             tail$d = 10'h0;
@@ -86137,71 +75883,26 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
     always @(*) begin
         rp$d = rp$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     if (xs_gnt) begin
                         rp$d = head$q;
                     end
                 end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     rp$d = rp$q + 10'h1;
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         xend$d = xend$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     if (xs_gnt) begin
                         xend$d = tail$q;
                     end
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -86215,30 +75916,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
             end
         end
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
             LogState$XFin:
                 begin
                     pend$d = 1'b0;
@@ -86261,63 +75938,24 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
     always @(*) begin
         e$d = e$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
             LogState$RHead:
                 begin
                     e$d = ram$read_data;
                 end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
             LogState$XRead:
                 begin
                     e$d = ram$read_data;
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
     always @(*) begin
         nsent$d = nsent$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     if (xs_gnt) begin
                         nsent$d = 1'b0;
                     end
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
                 end
             LogState$XEmit:
                 begin
@@ -86325,32 +75963,11 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
                         nsent$d = 1'b1;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         desc_done$d = desc_done$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -86363,32 +75980,11 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
                         desc_done$d = 1'b1;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         req_done$d = req_done$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -86401,32 +75997,11 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
                         req_done$d = x_fin;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         pay_done$d = pay_done$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -86441,32 +76016,11 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
                         end
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         beat$d = beat$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -86479,43 +76033,16 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
                         beat$d = beat$q + 2'h1;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         c_sent$d = c_sent$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
             LogState$XEmit:
                 begin
                     if (desc_done$q & req_done$q & pay_done$q) begin
                         c_sent$d = c_sent$q + 32'h1;
                     end
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
         if (reset) begin
@@ -86541,8 +76068,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
             if (pend$q) begin
                 c_busy$d = c_busy$q + 32'h1;
             end
-            else begin
-            end
         end
         if (reset) begin
             c_busy$d = 32'h0;
@@ -86551,30 +76076,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
     always @(*) begin
         c_empty$d = c_empty$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
             LogState$XFin:
                 begin
                     if (~nsent$q) begin
@@ -86614,24 +76115,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
     always @(*) begin
         x_off$d = x_off$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -86644,32 +76127,11 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
                         x_off$d = x_off$q + k_seg_read;
                     end
                 end
-            LogState$XFin:
-                begin
-                end
         endcase
     end
     always @(*) begin
         x_busy$d = x_busy$q;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
-            LogState$XScan:
-                begin
-                end
-            LogState$XRead:
-                begin
-                end
             LogState$XChk:
                 begin
                     if ((e$q[(32'h0)+:(8)] == rc$q) & (una_mode != 2'h0) & (((una_snd_una - e_end) >> 32'h1f) != 32'h0)) begin
@@ -86684,9 +76146,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
                     if (take & ~e_rr & dma_rd_cpl_last) begin
                         x_busy$d = 1'b0;
                     end
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -86732,8 +76191,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
             else if (evict) begin
                 ram$write_enable = 1'b1;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -86742,33 +76199,9 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
     always @(*) begin
         ram$read_address = head$q[(32'h0)+:(9)];
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
-            LogState$XReq:
-                begin
-                end
             LogState$XScan:
                 begin
                     ram$read_address = rp$q[(32'h0)+:(9)];
-                end
-            LogState$XRead:
-                begin
-                end
-            LogState$XChk:
-                begin
-                end
-            LogState$XEmit:
-                begin
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -86894,8 +76327,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
             if (e_rr) begin
                 pay_data = rr_word;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -86907,8 +76338,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
                     pay_keep = 4'h4;
                 end
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -86916,8 +76345,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
         if ((st$q == LogState$XEmit) & desc_done$q & ~pay_done$q) begin
             if (e_rr) begin
                 pay_last = beat$q == 2'h3;
-            end
-            else begin
             end
         end
     end
@@ -86937,15 +76364,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
     always @(*) begin
         xs_req = 1'b0;
         case (st$q)
-            LogState$Idle:
-                begin
-                end
-            LogState$RHead:
-                begin
-                end
-            LogState$RDec:
-                begin
-                end
             LogState$XReq:
                 begin
                     xs_req = 1'b1;
@@ -86965,9 +76383,6 @@ module rnic_versa5g$core$tx_log(clock,reset,in_valid,in_conn,in_qp,in_seq,in_crc
             LogState$XEmit:
                 begin
                     xs_req = 1'b1;
-                end
-            LogState$XFin:
-                begin
                 end
         endcase
     end
@@ -88144,8 +77559,6 @@ module rnic_versa5g$core$tx_sched(clock,reset,pending,blocked,prio_valid,grant_v
         if (park_fire) begin
             if (m_now | m_hist | pw$q) begin
                 woke_n = woke_n | pmask;
-            end
-            else begin
             end
         end
     end
@@ -89810,8 +79223,6 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     else if (wqe_opcode == 8'h3) begin
                         msn0$d = state_ram$read_data[(32'h20)+:(32)] + 32'h1;
                     end
-                    else begin
-                    end
                 end
             SegState$Seg:
                 begin
@@ -90153,12 +79564,6 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     if (wqe_opcode == 8'h0) begin
                         is_tagged$d = 1'b1;
                     end
-                    else if (wqe_opcode == 8'h2) begin
-                    end
-                    else if (wqe_opcode == 8'h3) begin
-                    end
-                    else begin
-                    end
                 end
             SegState$Seg:
                 begin
@@ -90354,8 +79759,6 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     end
                     else if (wqe_opcode == 8'h3) begin
                         stag$d = wqe_imm;
-                    end
-                    else begin
                     end
                 end
             SegState$Seg:
@@ -90872,10 +80275,6 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     if (res_valid) begin
                         if (|res_fault) begin
                             status$d = c_prot_err;
-                        end
-                        else if (pre_other) begin
-                        end
-                        else begin
                         end
                     end
                 end
@@ -91983,10 +81382,6 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         if (|res_fault) begin
                             n_prot$d = n_prot$q + 32'h1;
                         end
-                        else if (pre_other) begin
-                        end
-                        else begin
-                        end
                     end
                 end
             SegState$Skip:
@@ -92121,8 +81516,6 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                         else if (pre_other) begin
                             sk$d = sk$q - 3'h1;
                         end
-                        else begin
-                        end
                     end
                 end
             SegState$Skip:
@@ -92141,15 +81534,11 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     else if (wqe_sge_len == 32'h0) begin
                         sk$d = sk$q - 3'h1;
                     end
-                    else begin
-                    end
                 end
             SegState$Nxt:
                 begin
                     if (wqe_sge_len == 32'h0) begin
                         sk$d = sk$q + 3'h1;
-                    end
-                    else begin
                     end
                 end
             SegState$Off:
@@ -92397,8 +81786,6 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                     if (soff$q >= wqe_sge_len) begin
                         soff$d = soff$q - wqe_sge_len;
                     end
-                    else begin
-                    end
                 end
             SegState$PSel:
                 begin
@@ -92448,10 +81835,6 @@ module rnic_versa5g$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,w
                 begin
                     if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
                         state_ram$read_address = xs_qp;
-                    end
-                    else if (wqe_valid & cq_room & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
-                    end
-                    else if (wqe_valid & cq_room & ~rr_pending$q & contend) begin
                     end
                 end
             SegState$XLoad:
@@ -93704,10 +83087,6 @@ module rnic_versa5g$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last
         else if (ov$q & ram_last) begin
             rd_slot$d = rd_slot$q + 2'h1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
         if (reset) begin
             rd_slot$d = 2'h0;
         end
@@ -93721,8 +83100,6 @@ module rnic_versa5g$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last
         end
         else if (head_ok) begin
             rcnt$d = rcnt$q + 10'h1;
-        end
-        else begin
         end
         if (reset) begin
             rcnt$d = 10'h0;
@@ -93755,8 +83132,6 @@ module rnic_versa5g$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last
         else if (head_ok) begin
             cur_addr$d = raddr;
         end
-        else begin
-        end
     end
     always @(*) begin
         slot = rd_slot$q;
@@ -93774,10 +83149,6 @@ module rnic_versa5g$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last
         else if (ov$q & ram_last) begin
             drained = 1'b1;
         end
-        else if (head_ok) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         ram_addr = cur_addr$q;
@@ -93787,8 +83158,6 @@ module rnic_versa5g$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last
         end
         else if (head_ok) begin
             ram_addr = raddr;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -96348,10 +85717,6 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
                     if (|(off$q & (64'h1 << qp$q))) begin
                         n_skip$d = n_skip$q + 32'h1;
                     end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
-                    end
                 end
             FetchState$Issue:
                 begin
@@ -96574,10 +85939,6 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
                     if (|(off$q & (64'h1 << qp$q))) begin
                         cis$write_enable = 1'b1;
                     end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
-                    end
                 end
             FetchState$Issue:
                 begin
@@ -96610,10 +85971,6 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
                     if (|(off$q & (64'h1 << qp$q))) begin
                         cis$write_address = qp$q;
                     end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
-                    end
                 end
             FetchState$Issue:
                 begin
@@ -96645,10 +86002,6 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
                 begin
                     if (|(off$q & (64'h1 << qp$q))) begin
                         cis$write_data = d_prod$q;
-                    end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
                     end
                 end
             FetchState$Issue:
@@ -96811,8 +86164,6 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
                     end
                     else if (nn == 4'h0) begin
                         busy_next = busy_next & ~(64'h1 << qp$q);
-                    end
-                    else begin
                     end
                 end
             FetchState$Issue:
@@ -98530,8 +87881,6 @@ module rnic_versa5g$core$wr_a_sk$sk(clock,reset,in_valid,in_data,in_ready,out_va
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -98546,16 +87895,12 @@ module rnic_versa5g$core$wr_a_sk$sk(clock,reset,in_valid,in_data,in_ready,out_va
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -98729,8 +88074,6 @@ module rnic_versa5g$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a
                 locked$d = 1'b1;
             end
         end
-        else if (~locked$q & ~dma_wr_valid & other_valid) begin
-        end
         if (reset) begin
             locked$d = 1'b0;
         end
@@ -98742,8 +88085,6 @@ module rnic_versa5g$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a
                 if (other_valid) begin
                     sel$d = ~sel$q;
                 end
-            end
-            else begin
             end
         end
         else if (~locked$q & ~dma_wr_valid & other_valid) begin
@@ -98765,8 +88106,6 @@ module rnic_versa5g$core$wr_arb(clock,reset,a_valid,a_ready,a_hdr,a_len,a_data,a
         b_ready = 1'b0;
         if (sel$q) begin
             b_ready = dma_wr_ready;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -99027,8 +88366,6 @@ module rnic_versa5g$core$wr_b_sk$sk(clock,reset,in_valid,in_data,in_ready,out_va
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -99043,16 +88380,12 @@ module rnic_versa5g$core$wr_b_sk$sk(clock,reset,in_valid,in_data,in_ready,out_va
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -99319,8 +88652,6 @@ module rnic_versa5g$core$wr_sk$sk(clock,reset,in_valid,in_data,in_ready,out_vali
                 a_v$d = in_valid;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
         if (reset) begin
             a_v$d = 1'b0;
         end
@@ -99335,16 +88666,12 @@ module rnic_versa5g$core$wr_sk$sk(clock,reset,in_valid,in_data,in_ready,out_vali
                 a_d$d = in_data;
             end
         end
-        else if (in_valid & ~b_v$q) begin
-        end
     end
     always @(*) begin
         b_v$d = b_v$q;
         if (~a_v$q | out_ready) begin
             if (b_v$q) begin
                 b_v$d = 1'b0;
-            end
-            else begin
             end
         end
         else if (in_valid & ~b_v$q) begin
@@ -100025,8 +89352,6 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
                     if (op$q == 3'h6) begin
                         done$d = 1'b1;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -100056,8 +89381,6 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
                     if (op$q == 3'h6) begin
                         link_q$d = (rd$q & link_mask) != 16'h0;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -100086,8 +89409,6 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
                 begin
                     if (op$q == 3'h6) begin
                         speed_q$d = rd$q[(32'he)+:(2)] & speed_mask;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -100204,8 +89525,6 @@ module rnic_versa5g$mdio0(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
         end
         else if (op$q == 3'h5) begin
             wdata = value$q | 16'h8000;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -101048,8 +90367,6 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
                     if (op$q == 3'h6) begin
                         done$d = 1'b1;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -101079,8 +90396,6 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
                     if (op$q == 3'h6) begin
                         link_q$d = (rd$q & link_mask) != 16'h0;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -101109,8 +90424,6 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
                 begin
                     if (op$q == 3'h6) begin
                         speed_q$d = rd$q[(32'he)+:(2)] & speed_mask;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -101227,8 +90540,6 @@ module rnic_versa5g$mdio1(clock,reset,mdc,mdio_out,mdio_oe,mdio_in,phy_rst_n,ini
         end
         else if (op$q == 3'h5) begin
             wdata = value$q | 16'h8000;
-        end
-        else begin
         end
     end
     always @(*) begin
@@ -102509,8 +91820,6 @@ module rnic_versa5g$rx0$cdc$fifo$read_logic(clock,read,data_out,empty,almost_emp
         if (read & ~is_empty) begin
             ram_read_address = ((read_address$q[4:0] + 5'h1) & fifo_address_mask[4:0]);
         end
-        else begin
-        end
     end
     always @(*) begin
         data_out = ram_read_data;
@@ -102717,8 +92026,6 @@ module rnic_versa5g$rx0$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -102736,8 +92043,6 @@ module rnic_versa5g$rx0$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -102758,8 +92063,6 @@ module rnic_versa5g$rx0$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -103591,8 +92894,6 @@ module rnic_versa5g$rx0$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -103610,8 +92911,6 @@ module rnic_versa5g$rx0$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -103632,8 +92931,6 @@ module rnic_versa5g$rx0$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -104496,8 +93793,6 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                     if (rx_dv) begin
                         crc$d = step$crc_out;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -104517,8 +93812,6 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                 begin
                     if (rx_dv) begin
                         hold$d = (hold$q >> 32'h8) | ({{24{1'b0}}, rxd} << 32'h18);
-                    end
-                    else begin
                     end
                 end
             default:
@@ -104544,8 +93837,6 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                         else begin
                             nheld$d = nheld$q + 3'h1;
                         end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -104645,8 +93936,6 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                             err$d = 1'b1;
                         end
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -104678,8 +93967,6 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
             if (n$q == 4'h8) begin
                 o_data$d = acc$q;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -104706,8 +93993,6 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
         if (push) begin
             if (n$q == 4'h8) begin
                 o_keep$d = 4'h8;
-            end
-            else begin
             end
         end
     end
@@ -104759,8 +94044,6 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
         if (push) begin
             if (n$q == 4'h8) begin
                 o_valid$d = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -104884,10 +94167,6 @@ module rnic_versa5g$rx0$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                         if (nheld$q == 3'h4) begin
                             push = 1'b1;
                         end
-                        else begin
-                        end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -106186,8 +95465,6 @@ module rnic_versa5g$rx1$cdc$fifo$read_logic(clock,read,data_out,empty,almost_emp
         if (read & ~is_empty) begin
             ram_read_address = ((read_address$q[4:0] + 5'h1) & fifo_address_mask[4:0]);
         end
-        else begin
-        end
     end
     always @(*) begin
         data_out = ram_read_data;
@@ -106394,8 +95671,6 @@ module rnic_versa5g$rx1$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -106413,8 +95688,6 @@ module rnic_versa5g$rx1$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -106435,8 +95708,6 @@ module rnic_versa5g$rx1$cdc$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -107268,8 +96539,6 @@ module rnic_versa5g$rx1$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -107287,8 +96556,6 @@ module rnic_versa5g$rx1$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -107309,8 +96576,6 @@ module rnic_versa5g$rx1$cdc$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -108173,8 +97438,6 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                     if (rx_dv) begin
                         crc$d = step$crc_out;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -108194,8 +97457,6 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                 begin
                     if (rx_dv) begin
                         hold$d = (hold$q >> 32'h8) | ({{24{1'b0}}, rxd} << 32'h18);
-                    end
-                    else begin
                     end
                 end
             default:
@@ -108221,8 +97482,6 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                         else begin
                             nheld$d = nheld$q + 3'h1;
                         end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -108322,8 +97581,6 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                             err$d = 1'b1;
                         end
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -108355,8 +97612,6 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
             if (n$q == 4'h8) begin
                 o_data$d = acc$q;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
@@ -108383,8 +97638,6 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
         if (push) begin
             if (n$q == 4'h8) begin
                 o_keep$d = 4'h8;
-            end
-            else begin
             end
         end
     end
@@ -108436,8 +97689,6 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
         if (push) begin
             if (n$q == 4'h8) begin
                 o_valid$d = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -108561,10 +97812,6 @@ module rnic_versa5g$rx1$mac(clock,reset,rx_dv,rx_er,rxd,out_data,out_keep,out_la
                         if (nheld$q == 3'h4) begin
                             push = 1'b1;
                         end
-                        else begin
-                        end
-                    end
-                    else begin
                     end
                 end
             default:
@@ -109507,8 +98754,6 @@ module rnic_versa5g$tx0(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
                             if (in_valid) begin
                                 sh$d = in_data;
                             end
-                            else begin
-                            end
                         end
                     end
                 end
@@ -109548,8 +98793,6 @@ module rnic_versa5g$tx0(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
                             if (in_valid) begin
                                 left$d = new_left;
                             end
-                            else begin
-                            end
                         end
                     end
                 end
@@ -109587,8 +98830,6 @@ module rnic_versa5g$tx0(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
                         else begin
                             if (in_valid) begin
                                 is_last$d = in_last;
-                            end
-                            else begin
                             end
                         end
                     end
@@ -110602,8 +99843,6 @@ module rnic_versa5g$tx1(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
                             if (in_valid) begin
                                 sh$d = in_data;
                             end
-                            else begin
-                            end
                         end
                     end
                 end
@@ -110643,8 +99882,6 @@ module rnic_versa5g$tx1(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
                             if (in_valid) begin
                                 left$d = new_left;
                             end
-                            else begin
-                            end
                         end
                     end
                 end
@@ -110682,8 +99919,6 @@ module rnic_versa5g$tx1(clock,reset,in_data,in_keep,in_last,in_valid,in_ready,tx
                         else begin
                             if (in_valid) begin
                                 is_last$d = in_last;
-                            end
-                            else begin
                             end
                         end
                     end
@@ -112377,8 +101612,6 @@ module rnic_versa5g$txq0$fifo$read_logic(clock,read,data_out,empty,almost_empty,
         if (read & ~is_empty) begin
             ram_read_address = ((read_address$q[8:0] + 9'h1) & fifo_address_mask[8:0]);
         end
-        else begin
-        end
     end
     always @(*) begin
         data_out = ram_read_data;
@@ -112585,8 +101818,6 @@ module rnic_versa5g$txq0$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -112604,8 +101835,6 @@ module rnic_versa5g$txq0$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -112626,8 +101855,6 @@ module rnic_versa5g$txq0$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -113459,8 +102686,6 @@ module rnic_versa5g$txq0$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -113478,8 +102703,6 @@ module rnic_versa5g$txq0$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -113500,8 +102723,6 @@ module rnic_versa5g$txq0$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -114187,8 +103408,6 @@ module rnic_versa5g$txq0$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,u
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -114206,8 +103425,6 @@ module rnic_versa5g$txq0$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,u
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -114228,8 +103445,6 @@ module rnic_versa5g$txq0$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,u
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -115549,8 +104764,6 @@ module rnic_versa5g$txq1$fifo$read_logic(clock,read,data_out,empty,almost_empty,
         if (read & ~is_empty) begin
             ram_read_address = ((read_address$q[8:0] + 9'h1) & fifo_address_mask[8:0]);
         end
-        else begin
-        end
     end
     always @(*) begin
         data_out = ram_read_data;
@@ -115757,8 +104970,6 @@ module rnic_versa5g$txq1$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -115776,8 +104987,6 @@ module rnic_versa5g$txq1$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -115798,8 +105007,6 @@ module rnic_versa5g$txq1$fifo$read_to_write$recv(sig_out,clock,sig_cross,flag_in
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -116631,8 +105838,6 @@ module rnic_versa5g$txq1$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -116650,8 +105855,6 @@ module rnic_versa5g$txq1$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -116672,8 +105875,6 @@ module rnic_versa5g$txq1$fifo$write_to_read$recv(sig_out,clock,sig_cross,flag_in
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -117359,8 +106560,6 @@ module rnic_versa5g$txq1$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,u
                     if (~sync$sig_out) begin
                         hold$d = sig_cross;
                     end
-                    else begin
-                    end
                 end
             default:
                 begin
@@ -117378,8 +106577,6 @@ module rnic_versa5g$txq1$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,u
                 begin
                     if (~sync$sig_out) begin
                         update_delay$d = 1'b1;
-                    end
-                    else begin
                     end
                 end
             default:
@@ -117400,8 +106597,6 @@ module rnic_versa5g$txq1$tok_sync$recv(sig_out,clock,sig_cross,flag_in,ack_out,u
                 begin
                     if (~sync$sig_out) begin
                         state$d = SyncReceiverState$WaitSteady;
-                    end
-                    else begin
                     end
                 end
             default:

@@ -1436,8 +1436,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (in_bus) begin
                             state$d = CpuState$Bus;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         if (misal) begin
@@ -1449,45 +1447,12 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (in_bus) begin
                             state$d = CpuState$Bus;
                         end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
                 state$d = CpuState$Halted;
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
@@ -1500,8 +1465,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 end
                 else if (~dbg_reg_write) begin
                     state$d = CpuState$DbgReg;
-                end
-                else begin
                 end
             end
             else if (dbg_sb_req) begin
@@ -1572,36 +1535,9 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         ir$d = ir$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
             CpuState$Decode:
                 begin
                     ir$d = imem$read_data;
-                end
-            CpuState$Exec:
-                begin
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$Halted) begin
@@ -1612,14 +1548,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         ir$d = ({{20{1'b0}}, dbg_reg_num[(32'h0)+:(12)]} << 32'h14) | 32'h1073;
                     end
                 end
-                else if (~dbg_reg_write) begin
-                end
-                else begin
-                end
-            end
-            else if (dbg_sb_req) begin
-            end
-            else if (dbg_resume_req) begin
             end
         end
     end
@@ -1629,33 +1557,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             CpuState$Fetch:
                 begin
                     fetch_fault$d = (pc$q & imem_hi) != 32'h0;
-                end
-            CpuState$Decode:
-                begin
-                end
-            CpuState$Exec:
-                begin
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (jump) begin
@@ -1671,12 +1572,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         ls_addr$d = ls_addr$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -1697,35 +1592,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         ls_addr$d = maddr;
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -1735,12 +1601,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         ls_f3$d = ls_f3$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -1761,35 +1621,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         ls_f3$d = f3;
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -1799,12 +1630,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         ls_src$d = ls_src$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -1834,8 +1659,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (in_bus) begin
                             ls_src$d = 2'h3;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         if (misal) begin
@@ -1847,38 +1670,7 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (in_bus) begin
                             ls_src$d = 2'h3;
                         end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -1894,19 +1686,11 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             else if ((dbg_sb_addr & 32'hf0000000) == 32'h20000000) begin
                 ls_src$d = 2'h3;
             end
-            else begin
-            end
         end
     end
     always @(*) begin
         ls_we$d = ls_we$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -1927,35 +1711,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         ls_we$d = 1'b1;
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -1965,12 +1720,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         ls_strb$d = ls_strb$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -1991,35 +1740,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         ls_strb$d = st_strb;
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -2029,12 +1749,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         ls_wdata$d = ls_wdata$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -2054,35 +1768,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
                         ls_wdata$d = st_data;
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (sb_go) begin
@@ -2096,12 +1781,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         st_mie$d = st_mie$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -2130,71 +1809,12 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (ir$q == 32'h30200073) begin
                             st_mie$d = st_mpie$q;
                         end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (csr_we) begin
             if (csr == 12'h300) begin
                 st_mie$d = csr_new[32'h3];
-            end
-            else if (csr == 12'h304) begin
-            end
-            else if (csr == 12'h305) begin
-            end
-            else if (csr == 12'h340) begin
-            end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (trap) begin
@@ -2207,12 +1827,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         st_mpie$d = st_mpie$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -2241,71 +1855,12 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (ir$q == 32'h30200073) begin
                             st_mpie$d = 1'b1;
                         end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (csr_we) begin
             if (csr == 12'h300) begin
                 st_mpie$d = csr_new[32'h7];
-            end
-            else if (csr == 12'h304) begin
-            end
-            else if (csr == 12'h305) begin
-            end
-            else if (csr == 12'h340) begin
-            end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (trap) begin
@@ -2323,34 +1878,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             else if (csr == 12'h304) begin
                 ie_meie$d = csr_new[32'hb];
             end
-            else if (csr == 12'h305) begin
-            end
-            else if (csr == 12'h340) begin
-            end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             ie_meie$d = 1'b0;
@@ -2363,34 +1890,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
             else if (csr == 12'h304) begin
                 ie_mtie$d = csr_new[32'h7];
-            end
-            else if (csr == 12'h305) begin
-            end
-            else if (csr == 12'h340) begin
-            end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -2406,32 +1905,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
             else if (csr == 12'h305) begin
                 mtvec$d = csr_new & 32'hfffffffd;
-            end
-            else if (csr == 12'h340) begin
-            end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -2450,30 +1923,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             else if (csr == 12'h340) begin
                 mscratch$d = csr_new;
             end
-            else if (csr == 12'h341) begin
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
     end
     always @(*) begin
@@ -2489,28 +1938,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
             else if (csr == 12'h341) begin
                 mepc$d = csr_new & 32'hfffffffc;
-            end
-            else if (csr == 12'h342) begin
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (trap) begin
@@ -2532,26 +1959,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
             else if (csr == 12'h342) begin
                 mcause$d = csr_new;
-            end
-            else if (csr == 12'h343) begin
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (trap) begin
@@ -2578,24 +1985,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
             else if (csr == 12'h343) begin
                 mtval$d = csr_new;
-            end
-            else if (csr == 12'hb00) begin
-            end
-            else if (csr == 12'hb80) begin
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (trap) begin
@@ -2625,20 +2014,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
             else if (csr == 12'hb80) begin
                 cycle_lo$d = cycle_lo$q;
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -2670,20 +2045,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
             else if (csr == 12'hb80) begin
                 cycle_hi$d = csr_new;
-            end
-            else if (csr == 12'hb02) begin
-            end
-            else if (csr == 12'hb82) begin
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -2719,16 +2080,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
             else if (csr == 12'hb82) begin
                 instret_lo$d = instret_lo$q;
-            end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -2767,16 +2118,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             else if (csr == 12'hb82) begin
                 instret_hi$d = csr_new;
             end
-            else if (csr == 12'h7a0) begin
-            end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             instret_hi$d = 32'h0;
@@ -2787,8 +2128,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
                 dmode$d = 1'b1;
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
@@ -2812,8 +2151,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
                 dpc$d = pc$q;
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
@@ -2892,8 +2229,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             else if (csr == 12'h7b0) begin
                 dcsr_ebreakm$d = csr_new[32'hf];
             end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             dcsr_ebreakm$d = 1'b0;
@@ -2932,8 +2267,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
             else if (csr == 12'h7b0) begin
                 dcsr_stepie$d = csr_new[32'hb];
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -2974,8 +2307,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             else if (csr == 12'h7b0) begin
                 dcsr_step$d = csr_new[32'h2];
             end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             dcsr_step$d = 1'b0;
@@ -2993,8 +2324,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     dcsr_cause$d = 3'h3;
                 end
             end
-            else if (dbg_sb_req) begin
-            end
         end
         if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
             dcsr_cause$d = 3'h1;
@@ -3008,8 +2337,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
                 stepping$d = 1'b0;
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Exec) & (ir$q == 32'h100073) & dcsr_ebreakm$q) begin
@@ -3076,14 +2403,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     tsel$d = csr_new[32'h0];
                 end
             end
-            else if ((csr == 12'h7a1) & tg_wok) begin
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             tsel$d = 1'b0;
@@ -3120,14 +2439,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 if (~tsel$q) begin
                     tg0_dmode$d = csr_new[32'h1b] & dmode$q;
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -3141,10 +2452,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 if (trig_dbg) begin
                     tg0_hit$d = tg0_hit$q | (tg0_fire & tg0_action$q);
                 end
-                else if (dbg_halt_req) begin
-                end
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Decode) & trap & (cause == 32'h3)) begin
@@ -3179,14 +2486,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 if (~tsel$q) begin
                     tg0_hit$d = csr_new[32'h14];
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -3224,14 +2523,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 if (~tsel$q) begin
                     tg0_action$d = (csr_new[(32'hc)+:(4)] == 4'h1) & csr_new[32'h1b] & dmode$q;
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -3269,14 +2560,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 if (~tsel$q) begin
                     tg0_m$d = csr_new[32'h6];
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -3314,14 +2597,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 if (~tsel$q) begin
                     tg0_u$d = csr_new[32'h3];
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -3359,14 +2634,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 if (~tsel$q) begin
                     tg0_exec$d = csr_new[32'h2];
                 end
-                else begin
-                end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -3406,12 +2673,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 if (~tsel$q) begin
                     tg0_addr$d = csr_new;
                 end
-                else begin
-                end
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -3456,12 +2717,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     tg1_dmode$d = csr_new[32'h1b] & dmode$q;
                 end
             end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             tg1_dmode$d = 1'b0;
@@ -3474,10 +2729,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 if (trig_dbg) begin
                     tg1_hit$d = tg1_hit$q | (tg1_fire & tg1_action$q);
                 end
-                else if (dbg_halt_req) begin
-                end
-            end
-            else if (dbg_sb_req) begin
             end
         end
         if ((state$q == CpuState$Decode) & trap & (cause == 32'h3)) begin
@@ -3514,12 +2765,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 else begin
                     tg1_hit$d = csr_new[32'h14];
                 end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -3560,12 +2805,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     tg1_action$d = (csr_new[(32'hc)+:(4)] == 4'h1) & csr_new[32'h1b] & dmode$q;
                 end
             end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             tg1_action$d = 1'b0;
@@ -3604,12 +2843,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 else begin
                     tg1_m$d = csr_new[32'h6];
                 end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -3650,12 +2883,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     tg1_u$d = csr_new[32'h3];
                 end
             end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             tg1_u$d = 1'b0;
@@ -3694,12 +2921,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 else begin
                     tg1_exec$d = csr_new[32'h2];
                 end
-            end
-            else if ((csr == 12'h7a2) & tg_wok) begin
-            end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
             end
         end
         if (reset) begin
@@ -3742,10 +2963,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     tg1_addr$d = csr_new;
                 end
             end
-            else if (csr == 12'h7b0) begin
-            end
-            else if (csr == 12'h7b1) begin
-            end
         end
         if (reset) begin
             tg1_addr$d = 32'h0;
@@ -3774,12 +2991,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         mtimecmp_lo$d = mtimecmp_lo$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -3806,44 +3017,9 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                                 if ((maddr & 32'hfffc) == 32'h4000) begin
                                     mtimecmp_lo$d = st_data;
                                 end
-                                else if ((maddr & 32'hfffc) == 32'h4004) begin
-                                end
                             end
                         end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$DbgSb) begin
@@ -3853,8 +3029,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                 if (ls_we$q & (ls_src$q == 2'h2)) begin
                     if ((ls_addr$q & 32'hfffc) == 32'h4000) begin
                         mtimecmp_lo$d = ls_wdata$q;
-                    end
-                    else if ((ls_addr$q & 32'hfffc) == 32'h4004) begin
                     end
                 end
             end
@@ -3866,12 +3040,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         mtimecmp_hi$d = mtimecmp_hi$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -3902,40 +3070,7 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                                 end
                             end
                         end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$DbgSb) begin
@@ -4511,10 +3646,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
         else if ((csr == 12'h7b1) & dmode$q) begin
             csr_old = dpc$q;
         end
-        else if ((csr == 12'h310) | ((csr >= 12'hf11) & (csr <= 12'hf15))) begin
-        end
-        else begin
-        end
     end
     always @(*) begin
         csr_wr = (f3[(32'h0)+:(2)] == 2'h1) | (rs1 != 5'h0);
@@ -4552,12 +3683,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         retire = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -4596,10 +3721,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (in_clint) begin
                             retire = 1'b1;
                         end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
                         retire = 1'b1;
@@ -4615,13 +3736,9 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (ir$q == 32'h10500073) begin
                             retire = 1'b1;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
                         retire = 1'b1;
-                    end
-                    else begin
                     end
                 end
             CpuState$Mem:
@@ -4640,26 +3757,11 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         retire = 1'b1;
                     end
                 end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         trap = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
             CpuState$Decode:
                 begin
                     if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
@@ -4674,8 +3776,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if (fetch_fault$q) begin
                         trap = 1'b1;
                     end
-                    else begin
-                    end
                 end
             CpuState$Exec:
                 begin
@@ -4687,14 +3787,10 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         if (target[32'h1]) begin
                             trap = 1'b1;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
                         if (taken & target[32'h1]) begin
                             trap = 1'b1;
-                        end
-                        else begin
                         end
                     end
                     else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
@@ -4754,27 +3850,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         trap = 1'b1;
                     end
                 end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
         if (state$q == CpuState$Decode) begin
             if (halt_now) begin
@@ -4791,9 +3866,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         cause = 32'h2;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
             CpuState$Decode:
                 begin
                     if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
@@ -4808,8 +3880,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if (fetch_fault$q) begin
                         cause = 32'h1;
                     end
-                    else begin
-                    end
                 end
             CpuState$Exec:
                 begin
@@ -4821,14 +3891,10 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         if (target[32'h1]) begin
                             cause = 32'h0;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
                         if (taken & target[32'h1]) begin
                             cause = 32'h0;
-                        end
-                        else begin
                         end
                     end
                     else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
@@ -4874,47 +3940,13 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (ir$q == 32'h100073) begin
                             cause = 32'h3;
                         end
-                        else if (ir$q == 32'h30200073) begin
-                        end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
     end
     always @(*) begin
         tval = ir$q;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
             CpuState$Decode:
                 begin
                     if (int_ok & st_mie$q & meip$q & ie_meie$q) begin
@@ -4929,8 +3961,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if (fetch_fault$q) begin
                         tval = pc$q;
                     end
-                    else begin
-                    end
                 end
             CpuState$Exec:
                 begin
@@ -4942,14 +3972,10 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         if (target[32'h1]) begin
                             tval = target;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h63) & (f3 != 3'h2) & (f3 != 3'h3)) begin
                         if (taken & target[32'h1]) begin
                             tval = target;
-                        end
-                        else begin
                         end
                     end
                     else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
@@ -4995,50 +4021,13 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (ir$q == 32'h100073) begin
                             tval = pc$q;
                         end
-                        else if (ir$q == 32'h30200073) begin
-                        end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
     end
     always @(*) begin
         wb_en = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -5072,8 +4061,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
                         wb_en = 1'b1;
                     end
-                    else begin
-                    end
                 end
             CpuState$Mem:
                 begin
@@ -5091,29 +4078,11 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         wb_en = 1'b1;
                     end
                 end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         wb_data = alu;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -5146,8 +4115,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
                         wb_data = csr_old;
                     end
-                    else begin
-                    end
                 end
             CpuState$Mem:
                 begin
@@ -5165,29 +4132,11 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         wb_data = md$result;
                     end
                 end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         jump = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -5226,10 +4175,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (in_clint) begin
                             jump = 1'b1;
                         end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
                         jump = 1'b1;
@@ -5245,13 +4190,9 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (ir$q == 32'h10500073) begin
                             jump = 1'b1;
                         end
-                        else begin
-                        end
                     end
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
                         jump = 1'b1;
-                    end
-                    else begin
                     end
                 end
             CpuState$Mem:
@@ -5270,18 +4211,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         jump = 1'b1;
                     end
                 end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
         if (trap) begin
             jump = 1'b1;
@@ -5290,12 +4219,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         jump_pc = pc4;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -5336,36 +4259,7 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (ir$q == 32'h30200073) begin
                             jump_pc = mepc$q;
                         end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (trap) begin
@@ -5375,12 +4269,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         seq = 1'b1;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -5421,36 +4309,7 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (ir$q == 32'h30200073) begin
                             seq = 1'b0;
                         end
-                        else if (ir$q == 32'h10500073) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (trap) begin
@@ -5460,12 +4319,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         csr_we = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -5491,29 +4344,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
                         csr_we = csr_wr;
                     end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$DbgCsr) begin
@@ -5523,12 +4353,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         mem_strb = 4'h0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -5554,22 +4378,7 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (in_clint) begin
                             mem_strb = st_strb;
                         end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
                 end
             CpuState$Bus:
                 begin
@@ -5579,108 +4388,33 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         end
                     end
                 end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         mem_addr = maddr & 32'hfffffffc;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
-            CpuState$Exec:
-                begin
-                end
-            CpuState$Mem:
-                begin
-                end
             CpuState$Bus:
                 begin
                     if (bus_ready) begin
                         mem_addr = ls_addr$q & 32'hfffffffc;
                     end
                 end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         mem_wdata = st_data;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
-            CpuState$Exec:
-                begin
-                end
-            CpuState$Mem:
-                begin
-                end
             CpuState$Bus:
                 begin
                     if (bus_ready) begin
                         mem_wdata = ls_wdata$q;
                     end
                 end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
-                end
         endcase
     end
     always @(*) begin
         dm_we = 4'h0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -5703,42 +4437,7 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                         else if (in_dmem) begin
                             dm_we = st_strb;
                         end
-                        else if (in_clint) begin
-                        end
-                        else if (in_bus) begin
-                        end
-                        else begin
-                        end
                     end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$DbgSb) begin
@@ -5760,12 +4459,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         md$start = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
             CpuState$Exec:
                 begin
                     if (opcode == 7'h37) begin
@@ -5779,41 +4472,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     else if ((opcode == 7'h33) & (f7 == 7'h1)) begin
                         md$start = 1'b1;
                     end
-                    else if (((opcode == 7'h13) | (opcode == 7'h33)) & alu_ok) begin
-                    end
-                    else if ((opcode == 7'h3) & (f3 != 3'h3) & (f3 != 3'h6) & (f3 != 3'h7)) begin
-                    end
-                    else if ((opcode == 7'h23) & ~f3[32'h2] & (f3 != 3'h3)) begin
-                    end
-                    else if ((opcode == 7'hf) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 == 3'h0)) begin
-                    end
-                    else if ((opcode == 7'h73) & (f3 != 3'h4) & csr_ok) begin
-                    end
-                    else begin
-                    end
-                end
-            CpuState$Mem:
-                begin
-                end
-            CpuState$Bus:
-                begin
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (reset) begin
@@ -5832,43 +4490,14 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
     always @(*) begin
         bus_valid = 1'b0;
         case (state$q)
-            CpuState$Fetch:
-                begin
-                end
-            CpuState$Decode:
-                begin
-                end
-            CpuState$Exec:
-                begin
-                end
-            CpuState$Mem:
-                begin
-                end
             CpuState$Bus:
                 begin
                     bus_valid = 1'b1;
-                end
-            CpuState$MulDiv:
-                begin
-                end
-            CpuState$Halted:
-                begin
-                end
-            CpuState$DbgReg:
-                begin
-                end
-            CpuState$DbgCsr:
-                begin
-                end
-            CpuState$DbgSb:
-                begin
                 end
         endcase
         if (state$q == CpuState$DbgSb) begin
             if (ls_src$q == 2'h3) begin
                 bus_valid = 1'b1;
-            end
-            else begin
             end
         end
         if (reset) begin
@@ -5920,10 +4549,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
                     dbg_reg_done = 1'b1;
                 end
             end
-            else if (dbg_sb_req) begin
-            end
-            else if (dbg_resume_req) begin
-            end
         end
         if (state$q == CpuState$DbgReg) begin
             dbg_reg_done = 1'b1;
@@ -5967,8 +4592,6 @@ module rv32_core$core(clock,reset,ext_irq,bus_valid,bus_we,bus_addr,bus_strb,bus
             end
             else if (dbg_sb_req) begin
                 sb_go = 1'b1;
-            end
-            else if (dbg_resume_req) begin
             end
         end
     end
@@ -6914,8 +5537,6 @@ module rv32_core$core$md(clock,reset,start,op,a,b,done,result);
         if (active$q) begin
             if (cnt$q == 6'h20) begin
                 active$d = 1'b0;
-            end
-            else begin
             end
         end
         if (start) begin
@@ -8518,8 +7139,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
             else if (~w[32'h0]) begin
                 dmactive$d = 1'b0;
             end
-            else begin
-            end
         end
         if (reset) begin
             dmactive$d = 1'b0;
@@ -8655,16 +7274,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                     data0$d = w;
                 end
             end
-            else if (dmi_addr == 7'h16) begin
-            end
-            else if (dmi_addr == 7'h17) begin
-            end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             data0$d = 32'h0;
@@ -8700,12 +7309,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                     cmd_busy$d = 1'b1;
                 end
             end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             cmd_busy$d = 1'b0;
@@ -8717,8 +7320,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
             if (reg_err) begin
                 cmderr$d = 3'h3;
             end
-            else if (~cmd_write$q) begin
-            end
         end
         if (cmd_busy$q & core_reset) begin
             cmderr$d = 3'h4;
@@ -8729,20 +7330,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                     cmderr$d = 3'h1;
                 end
             end
-            else if (dmi_addr == 7'h10) begin
-            end
-            else if (dmi_addr == 7'h11) begin
-            end
-            else if (dmi_addr == 7'h16) begin
-            end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
-            else if (dmi_addr == 7'h40) begin
-            end
         end
         if (wr & dmactive$q) begin
             if (dmi_addr == 7'h4) begin
@@ -8750,8 +7337,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                     if (cmderr$q == 3'h0) begin
                         cmderr$d = 3'h1;
                     end
-                end
-                else begin
                 end
             end
             else if (dmi_addr == 7'h16) begin
@@ -8783,14 +7368,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                 else if (~regok) begin
                     cmderr$d = 3'h3;
                 end
-                else begin
-                end
-            end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
         if (reset | ~dmactive$q) begin
@@ -8821,12 +7398,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                     cmd_write$d = w[32'h10];
                 end
             end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             cmd_write$d = 1'b0;
@@ -8855,12 +7426,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                 else begin
                     cmd_num$d = regcode;
                 end
-            end
-            else if (dmi_addr == 7'h38) begin
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
         if (reset | ~dmactive$q) begin
@@ -8919,10 +7484,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                 if (sb_busy$q) begin
                     sbbusyerror$d = 1'b1;
                 end
-                else if (sbreadondata$q & (sberror$q == 3'h0) & ~sbbusyerror$q) begin
-                end
-            end
-            else if (dmi_addr == 7'h40) begin
             end
         end
         if (wr & dmactive$q) begin
@@ -8941,14 +7502,10 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                 if (sb_busy$q) begin
                     sbbusyerror$d = 1'b1;
                 end
-                else begin
-                end
             end
             else if (dmi_addr == 7'h3c) begin
                 if (sb_busy$q) begin
                     sbbusyerror$d = 1'b1;
-                end
-                else if ((sberror$q == 3'h0) & ~sbbusyerror$q) begin
                 end
             end
         end
@@ -8968,10 +7525,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
             else if (dmi_addr == 7'h38) begin
                 sbreadonaddr$d = w[32'h14];
             end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             sbreadonaddr$d = 1'b0;
@@ -8988,10 +7541,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
             end
             else if (dmi_addr == 7'h38) begin
                 sbaccess$d = w[(32'h11)+:(3)];
-            end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
         if (reset | ~dmactive$q) begin
@@ -9010,10 +7559,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
             else if (dmi_addr == 7'h38) begin
                 sbautoincrement$d = w[32'h10];
             end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             sbautoincrement$d = 1'b0;
@@ -9031,10 +7576,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
             else if (dmi_addr == 7'h38) begin
                 sbreadondata$d = w[32'hf];
             end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (reset | ~dmactive$q) begin
             sbreadondata$d = 1'b0;
@@ -9045,8 +7586,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
         if (sb_done & sb_busy$q) begin
             if (sb_err) begin
                 sberror$d = 3'h2;
-            end
-            else begin
             end
         end
         if (wr & dmactive$q) begin
@@ -9059,10 +7598,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
             else if (dmi_addr == 7'h38) begin
                 sberror$d = sberror$q & ~w[(32'hc)+:(3)];
             end
-            else if (dmi_addr == 7'h39) begin
-            end
-            else if (dmi_addr == 7'h3c) begin
-            end
         end
         if (sb_start_rd | sb_start_wr) begin
             if (sbaccess$q != 3'h2) begin
@@ -9070,8 +7605,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
             end
             else if (sb_start_mis) begin
                 sberror$d = 3'h3;
-            end
-            else begin
             end
         end
         if (reset | ~dmactive$q) begin
@@ -9104,8 +7637,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                 else begin
                     sbaddress$d = w;
                 end
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
         if (reset | ~dmactive$q) begin
@@ -9219,8 +7750,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                     sb_start_rd = 1'b1;
                 end
             end
-            else if (dmi_addr == 7'h40) begin
-            end
         end
         if (wr & dmactive$q) begin
             if (dmi_addr == 7'h4) begin
@@ -9239,8 +7768,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                         sb_start_rd = 1'b1;
                     end
                 end
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
     end
@@ -9285,8 +7812,6 @@ module rv32_core$dm(clock,reset,dmi_req,dmi_addr,dmi_wdata,dmi_op,dmi_ack,dmi_rd
                         sb_start_mis = w[(32'h0)+:(2)] != 2'h0;
                     end
                 end
-            end
-            else if (dmi_addr == 7'h3c) begin
             end
         end
     end
@@ -9938,8 +8463,6 @@ module rv32_core$dtm(clock,reset,tck,tms,tdi,tdo,dmi_req,dmi_addr,dmi_wdata,dmi_
                 if (busy$q) begin
                     stat$d = 2'h3;
                 end
-                else if (stat$q == 2'h0) begin
-                end
             end
         end
         if (dmi_ack & busy$q) begin
@@ -10473,36 +8996,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
         ir_sr$d = ir_sr$q;
         if (rise) begin
             case (state$q)
-                TapState$TestLogicReset:
-                    begin
-                    end
-                TapState$RunTestIdle:
-                    begin
-                    end
-                TapState$SelectDr:
-                    begin
-                    end
-                TapState$CaptureDr:
-                    begin
-                    end
-                TapState$ShiftDr:
-                    begin
-                    end
-                TapState$Exit1Dr:
-                    begin
-                    end
-                TapState$PauseDr:
-                    begin
-                    end
-                TapState$Exit2Dr:
-                    begin
-                    end
-                TapState$UpdateDr:
-                    begin
-                    end
-                TapState$SelectIr:
-                    begin
-                    end
                 TapState$CaptureIr:
                     begin
                         ir_sr$d = 5'h1;
@@ -10511,18 +9004,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
                     begin
                         ir_sr$d = (ir_sr$q >> 32'h1) | ({{4{1'b0}}, tdi_v} << 32'h4);
                     end
-                TapState$Exit1Ir:
-                    begin
-                    end
-                TapState$PauseIr:
-                    begin
-                    end
-                TapState$Exit2Ir:
-                    begin
-                    end
-                TapState$UpdateIr:
-                    begin
-                    end
             endcase
         end
     end
@@ -10530,15 +9011,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
         sr$d = sr$q;
         if (rise) begin
             case (state$q)
-                TapState$TestLogicReset:
-                    begin
-                    end
-                TapState$RunTestIdle:
-                    begin
-                    end
-                TapState$SelectDr:
-                    begin
-                    end
                 TapState$CaptureDr:
                     begin
                         if (ir_q$q == 5'h1) begin
@@ -10555,39 +9027,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
                     begin
                         sr$d = sr_next;
                     end
-                TapState$Exit1Dr:
-                    begin
-                    end
-                TapState$PauseDr:
-                    begin
-                    end
-                TapState$Exit2Dr:
-                    begin
-                    end
-                TapState$UpdateDr:
-                    begin
-                    end
-                TapState$SelectIr:
-                    begin
-                    end
-                TapState$CaptureIr:
-                    begin
-                    end
-                TapState$ShiftIr:
-                    begin
-                    end
-                TapState$Exit1Ir:
-                    begin
-                    end
-                TapState$PauseIr:
-                    begin
-                    end
-                TapState$Exit2Ir:
-                    begin
-                    end
-                TapState$UpdateIr:
-                    begin
-                    end
             endcase
         end
     end
@@ -10599,12 +9038,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
             end
             else if (state$q == TapState$ShiftIr) begin
                 tdo_q$d = ir_sr$q[32'h0];
-            end
-            else if (state$q == TapState$UpdateDr) begin
-            end
-            else if (state$q == TapState$UpdateIr) begin
-            end
-            else if (state$q == TapState$TestLogicReset) begin
             end
         end
         if (reset) begin
@@ -10636,15 +9069,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
         capture = 1'b0;
         if (rise) begin
             case (state$q)
-                TapState$TestLogicReset:
-                    begin
-                    end
-                TapState$RunTestIdle:
-                    begin
-                    end
-                TapState$SelectDr:
-                    begin
-                    end
                 TapState$CaptureDr:
                     begin
                         if (ir_q$q == 5'h1) begin
@@ -10652,44 +9076,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
                         else if ((ir_q$q == 5'h10) | (ir_q$q == 5'h11)) begin
                             capture = 1'b1;
                         end
-                        else begin
-                        end
-                    end
-                TapState$ShiftDr:
-                    begin
-                    end
-                TapState$Exit1Dr:
-                    begin
-                    end
-                TapState$PauseDr:
-                    begin
-                    end
-                TapState$Exit2Dr:
-                    begin
-                    end
-                TapState$UpdateDr:
-                    begin
-                    end
-                TapState$SelectIr:
-                    begin
-                    end
-                TapState$CaptureIr:
-                    begin
-                    end
-                TapState$ShiftIr:
-                    begin
-                    end
-                TapState$Exit1Ir:
-                    begin
-                    end
-                TapState$PauseIr:
-                    begin
-                    end
-                TapState$Exit2Ir:
-                    begin
-                    end
-                TapState$UpdateIr:
-                    begin
                     end
             endcase
         end
@@ -10706,10 +9092,6 @@ module rv32_core$dtm$tap(clock,reset,tck,tms,tdi,tdo,ir,capture,capture_value,up
             end
             else if (state$q == TapState$UpdateDr) begin
                 update = 1'b1;
-            end
-            else if (state$q == TapState$UpdateIr) begin
-            end
-            else if (state$q == TapState$TestLogicReset) begin
             end
         end
         if (reset) begin
