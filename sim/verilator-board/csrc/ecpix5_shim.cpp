@@ -61,8 +61,6 @@ extern "C" {
 
 VEcpix5* vecpix5_new() { return vtop_new<Vrnic_ecpix5>(); }
 
-void vecpix5_vcd_close(VEcpix5* m) { vtop_vcd_close(m); }
-
 void vecpix5_free(VEcpix5* m) { vtop_free(m); }
 
 void vecpix5_eval(VEcpix5* m) { m->top->eval(); }
