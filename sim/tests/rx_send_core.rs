@@ -62,7 +62,11 @@ fn sends_land_in_posted_wqes_with_cqes() {
     assert_eq!(m.get_cnt_rxs_cqe(), 5, "CQEs written");
     // Receive WQEs are read ahead: the 3 posted first in one read, the 2
     // posted later in another.
-    assert_eq!(m.get_cnt_rxs_fetch(), 2, "one WQE read per doorbell's batch");
+    assert_eq!(
+        m.get_cnt_rxs_fetch(),
+        2,
+        "one WQE read per doorbell's batch"
+    );
     assert_eq!(m.get_cnt_rxs_cq_overflow(), 0);
     assert_eq!(m.get_cnt_rxs_lost(), 0);
     assert_eq!(m.get_cnt_rxs_drop_qp(), 0);
