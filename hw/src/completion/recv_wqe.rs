@@ -1131,10 +1131,7 @@ pub(crate) mod tests {
             offer(&mut b, &mut srv, &mut rng, 0);
             // The host's producer index (a new ring: the driver rings its
             // start); a QP-context write keeps it.
-            b.db_valid.next = true;
-            b.db_qp.next = (qp as u64).into();
-            b.db_prod.next = (m.prod as u64).into();
-            offer(&mut b, &mut srv, &mut rng, 1);
+            doorbell(&mut b, &mut srv, &mut rng, qp as u64, m.prod as u64);
             qps.insert(qp, m);
         }
         let mut n_recfg = 0;
@@ -1189,19 +1186,10 @@ pub(crate) mod tests {
                         srv.write(m.base + slot as u64 * WQE_SIZE as u64, &bytes);
                         m.prod = m.prod.wrapping_add(1);
                     }
-                    b.db_valid.next = true;
-                    b.db_qp.next = (qp as u64).into();
-                    b.db_prod.next = (m.prod as u64).into();
-                    offer(&mut b, &mut srv, &mut rng, 1);
+                    doorbell(&mut b, &mut srv, &mut rng, qp as u64, m.prod as u64);
                 }
                 3..=7 => {
-                    b.req_valid.next = true;
-                    b.req_qp.next = (qp as u64).into();
-                    let mut r = offer(&mut b, &mut srv, &mut rng, 3);
-                    while r.is_none() {
-                        r = clock(&mut b, &mut srv, &mut rng);
-                    }
-                    let r = r.unwrap();
+                    let r = request(&mut b, &mut srv, &mut rng, qp as u64);
                     if !m.on || m.err {
                         assert_eq!(r.status, RSP_QP_ERR, "step {step}");
                         n_err += 1;
@@ -1243,10 +1231,7 @@ pub(crate) mod tests {
                         m.seen = false;
                         m.ci = m.ci.wrapping_add(1);
                         m.msn = m.msn.wrapping_add(1);
-                        b.adv_valid.next = true;
-                        b.adv_qp.next = (qp as u64).into();
-                        b.adv_err.next = false;
-                        offer(&mut b, &mut srv, &mut rng, 2);
+                        advance(&mut b, &mut srv, &mut rng, qp as u64, false);
                     }
                 }
                 8 => {
@@ -1261,10 +1246,7 @@ pub(crate) mod tests {
                     } else {
                         continue;
                     }
-                    b.adv_valid.next = true;
-                    b.adv_qp.next = (qp as u64).into();
-                    b.adv_err.next = err;
-                    offer(&mut b, &mut srv, &mut rng, 2);
+                    advance(&mut b, &mut srv, &mut rng, qp as u64, err);
                 }
                 _ if rng.below(2) == 0 => {
                     // The firmware rewrites the QP context (e.g. RTS →
@@ -1327,48 +1309,18 @@ pub(crate) mod tests {
         let mut rng = Rng::new(3);
         let mut b = bench::<{ wqe_buf_bits(crate::profile::SIM.rq_prefetch_log2) }>();
         let mut srv = DmaRdServer::default();
-        let (qp, base, log2) = (5u64, 0x3_0000_0000u64, 6u8);
-        b.cfg_valid.next = true;
-        b.cfg_qp.next = qp.into();
-        b.cfg_base.next = base.into();
-        b.cfg_log2.next = (log2 as u64).into();
-        b.cfg_ci.next = 60.into(); // the ring wraps after 4 WQEs
-        b.cfg_msn.next = 1.into();
-        b.cfg_cq.next = 2.into();
-        b.cfg_on.next = true;
-        offer(&mut b, &mut srv, &mut rng, 0);
+        let (qp, base, log2) = (5u64, 0x3_0000_0000u64, 6u64);
+        // The ring wraps after 4 WQEs.
+        cfg_qp(&mut b, &mut srv, &mut rng, (qp, base, log2, 60, true));
         let n = 48u32;
-        let mut ids = Vec::new();
-        for i in 0..n {
-            let w = RecvWqe {
-                wr_id: rng.next_u64(),
-                sges: SgeList::new(&[Sge {
-                    addr: i as u64,
-                    length: 64,
-                    lkey: 7,
-                }])
-                .unwrap(),
-            };
-            let mut bytes = [0u8; WQE_SIZE];
-            w.emit(&mut bytes).unwrap();
-            let slot = (60 + i) & ((1 << log2) - 1);
-            srv.write(base + slot as u64 * WQE_SIZE as u64, &bytes);
-            ids.push(w.wr_id);
-        }
-        b.db_valid.next = true;
-        b.db_qp.next = qp.into();
-        b.db_prod.next = (60 + n as u64).into();
-        offer(&mut b, &mut srv, &mut rng, 1);
+        let ids: Vec<u64> = (0..n)
+            .map(|i| post(&mut srv, &mut rng, base, (60 + i) % 64, i as u64))
+            .collect();
+        doorbell(&mut b, &mut srv, &mut rng, qp, 60 + n as u64);
         let mut waits = Vec::new();
         for (i, &id) in ids.iter().enumerate() {
-            b.req_valid.next = true;
-            b.req_qp.next = qp.into();
             let t0 = srv.now;
-            let mut r = offer(&mut b, &mut srv, &mut rng, 3);
-            while r.is_none() {
-                r = clock(&mut b, &mut srv, &mut rng);
-            }
-            let r = r.unwrap();
+            let r = request(&mut b, &mut srv, &mut rng, qp);
             waits.push(srv.now - t0);
             assert_eq!(
                 (r.status, r.idx, r.wr_id),
@@ -1380,10 +1332,7 @@ pub(crate) mod tests {
             for _ in 0..10 {
                 clock(&mut b, &mut srv, &mut rng);
             }
-            b.adv_valid.next = true;
-            b.adv_qp.next = qp.into();
-            b.adv_err.next = false;
-            offer(&mut b, &mut srv, &mut rng, 2);
+            advance(&mut b, &mut srv, &mut rng, qp, false);
         }
         // 4 to the ring's end, then 8 at a time (the last read may be short).
         assert!(srv.reads.len() <= 1 + (n as usize - 4).div_ceil(FILL_MAX as usize) + 1);
@@ -1410,11 +1359,13 @@ pub(crate) mod tests {
         assert!(median <= 30, "{waits:?}");
     }
 
-    fn post(srv: &mut DmaRdServer, rng: &mut Rng, base: u64, slot: u32) -> u64 {
+    /// Writes a good one-SGE WQE (SGE address `addr`) into ring slot
+    /// `slot`; returns its `wr_id`.
+    fn post(srv: &mut DmaRdServer, rng: &mut Rng, base: u64, slot: u32, addr: u64) -> u64 {
         let w = RecvWqe {
             wr_id: rng.next_u64(),
             sges: SgeList::new(&[Sge {
-                addr: 1,
+                addr,
                 length: 64,
                 lkey: 7,
             }])
@@ -1426,23 +1377,54 @@ pub(crate) mod tests {
         w.wr_id
     }
 
+    /// A QP-context write: the ring at `base` of `2^log2` WQEs, consumer
+    /// index `ci`, MSN 1, CQ 0.
     fn cfg_qp<const RA: usize>(
         b: &mut RecvWqeFetchN<RA>,
         srv: &mut DmaRdServer,
         rng: &mut Rng,
-        (qp, base, log2, on): (u64, u64, u64, bool),
+        (qp, base, log2, ci, on): (u64, u64, u64, u64, bool),
     ) {
         b.cfg_valid.next = true;
         b.cfg_qp.next = qp.into();
         b.cfg_base.next = base.into();
         b.cfg_log2.next = log2.into();
-        b.cfg_ci.next = 0.into();
+        b.cfg_ci.next = ci.into();
         b.cfg_msn.next = 1.into();
         b.cfg_cq.next = 0.into();
         b.cfg_on.next = on;
         offer(b, srv, rng, 0);
     }
 
+    fn doorbell<const RA: usize>(
+        b: &mut RecvWqeFetchN<RA>,
+        srv: &mut DmaRdServer,
+        rng: &mut Rng,
+        qp: u64,
+        prod: u64,
+    ) {
+        b.db_valid.next = true;
+        b.db_qp.next = qp.into();
+        b.db_prod.next = prod.into();
+        offer(b, srv, rng, 1);
+    }
+
+    /// `send_place`'s `adv_*`: the WQE at `ci` consumed, or (`err`) the QP
+    /// to error.
+    fn advance<const RA: usize>(
+        b: &mut RecvWqeFetchN<RA>,
+        srv: &mut DmaRdServer,
+        rng: &mut Rng,
+        qp: u64,
+        err: bool,
+    ) {
+        b.adv_valid.next = true;
+        b.adv_qp.next = qp.into();
+        b.adv_err.next = err;
+        offer(b, srv, rng, 2);
+    }
+
+    /// A request, clocked until it is answered.
     fn request<const RA: usize>(
         b: &mut RecvWqeFetchN<RA>,
         srv: &mut DmaRdServer,
@@ -1467,32 +1449,28 @@ pub(crate) mod tests {
         let mut b = bench::<{ wqe_buf_bits(crate::profile::SIM.rq_prefetch_log2) }>();
         let mut srv = DmaRdServer::default();
         let (qp, base) = (3u64, 0x4_0000_0000u64);
-        cfg_qp(&mut b, &mut srv, &mut rng, (qp, base, 4, true));
+        cfg_qp(&mut b, &mut srv, &mut rng, (qp, base, 4, 0, true));
         for slot in 0..8 {
-            post(&mut srv, &mut rng, base, slot);
+            post(&mut srv, &mut rng, base, slot, 1);
         }
-        b.db_valid.next = true;
-        b.db_qp.next = qp.into();
-        b.db_prod.next = 8.into();
-        offer(&mut b, &mut srv, &mut rng, 1);
+        doorbell(&mut b, &mut srv, &mut rng, qp, 8);
         // A miss: one read of 8 WQEs, answered after the first one's beats.
         assert_eq!(request(&mut b, &mut srv, &mut rng, qp).status, RSP_OK);
         assert_eq!(srv.reads.len(), 1);
         assert!(b.f_busy.q.val(), "the read should still be streaming");
         // The queue is rebuilt: off, new WQEs in the same slots, on again.
-        cfg_qp(&mut b, &mut srv, &mut rng, (qp, base, 4, false));
-        let ids: Vec<u64> = (0..8).map(|s| post(&mut srv, &mut rng, base, s)).collect();
-        cfg_qp(&mut b, &mut srv, &mut rng, (qp, base, 4, true));
+        cfg_qp(&mut b, &mut srv, &mut rng, (qp, base, 4, 0, false));
+        let ids: Vec<u64> = (0..8)
+            .map(|s| post(&mut srv, &mut rng, base, s, 1))
+            .collect();
+        cfg_qp(&mut b, &mut srv, &mut rng, (qp, base, 4, 0, true));
         for _ in 0..300 {
             clock(&mut b, &mut srv, &mut rng);
         }
         let r = request(&mut b, &mut srv, &mut rng, qp);
         assert_eq!((r.status, r.idx, r.wr_id), (RSP_OK, 0, ids[0]));
         assert_eq!(srv.reads.len(), 2);
-        b.adv_valid.next = true;
-        b.adv_qp.next = qp.into();
-        b.adv_err.next = false;
-        offer(&mut b, &mut srv, &mut rng, 2);
+        advance(&mut b, &mut srv, &mut rng, qp, false);
         let r = request(&mut b, &mut srv, &mut rng, qp);
         assert_eq!((r.status, r.idx, r.wr_id), (RSP_OK, 1, ids[1]));
     }
