@@ -133,9 +133,9 @@ pub const BOARD_MAX_FRAME: u64 = BOARD_MAX_MTU as u64 + ETH_FRAME_OVERHEAD;
 ///   completion, its Read Responses are cut at the limit).
 /// * No receive-WQE buffer (`rq_prefetch_log2` 0): 2 WQEs for each of
 ///   the 16 QPs would take 2 DP16KD more, 16 WQEs 16 (the 85F has one
-///   left, docs/fpga.md); each
-///   Send's receive WQE is read when the Send arrives, which at 1 Gb/s
-///   costs 4 % of the 64-octet Send rate.
+///   left, docs/fpga.md); each Send's receive WQE is read when the Send
+///   arrives, which at 1 Gb/s costs about 5 % of the 64-octet Send rate
+///   (docs/sim.md, "Message rate").
 pub const BOARD: Profile = Profile {
     name: "board",
     conn_log2: 3,
