@@ -57230,12 +57230,12 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     reg  pf$write_clock;
     reg  [31:0] pf$write_data;
     reg  pf$write_enable;
-    reg  [3:0] wbuf$read_address;
+    reg  [2:0] wbuf$read_address;
     reg  wbuf$read_clock;
-    wire  [63:0] wbuf$read_data;
-    reg  [3:0] wbuf$write_address;
+    wire  [127:0] wbuf$read_data;
+    reg  [2:0] wbuf$write_address;
     reg  wbuf$write_clock;
-    reg  [63:0] wbuf$write_data;
+    reg  [127:0] wbuf$write_data;
     reg  wbuf$write_enable;
     reg  [3:0] state$d;
     wire  [3:0] state$q;
@@ -57342,6 +57342,9 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     reg  [11:0] f_lim$d;
     wire  [11:0] f_lim$q;
     reg  f_lim$clock;
+    reg  [63:0] f_even$d;
+    wire  [63:0] f_even$q;
+    reg  f_even$clock;
 
     // Local signals
     reg  [127:0] sg;
@@ -57367,9 +57370,11 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     reg  [5:0] ra;
     reg  bv;
     reg  [63:0] bd;
+    reg  [63:0] lo;
+    reg  [63:0] hi;
     reg  [31:0] pd;
     reg  hit;
-    // Unused on purpose: recv_wqe forms its WQE buffer's address {qp, slot, beat} 16 bits wide and cuts it to the profile's buffer (14 bits in the sim profile, 4 on the board).
+    // Unused on purpose: recv_wqe forms its WQE buffer's address {qp, slot, beat} 16 bits wide and cuts it to the profile's buffer (13 bits in the sim profile, 3 on the board).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [31:0] smask;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -57379,11 +57384,11 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     reg  [31:0] fs_av;
     reg  [31:0] fs_rl;
     reg  [7:0] fs_slot;
-    // Unused on purpose: recv_wqe forms its WQE buffer's address {qp, slot, beat} 16 bits wide and cuts it to the profile's buffer (14 bits in the sim profile, 4 on the board).
+    // Unused on purpose: recv_wqe forms its WQE buffer's address {qp, slot, beat} 16 bits wide and cuts it to the profile's buffer (13 bits in the sim profile, 3 on the board).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [15:0] rd_a;
     /* verilator lint_on UNUSEDSIGNAL */
-    // Unused on purpose: recv_wqe forms its WQE buffer's address {qp, slot, beat} 16 bits wide and cuts it to the profile's buffer (14 bits in the sim profile, 4 on the board).
+    // Unused on purpose: recv_wqe forms its WQE buffer's address {qp, slot, beat} 16 bits wide and cuts it to the profile's buffer (13 bits in the sim profile, 3 on the board).
     /* verilator lint_off UNUSEDSIGNAL */
     reg  [15:0] wr_a;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -57591,6 +57596,11 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         .q(f_lim$q),
         .clock(f_lim$clock)
     );
+    rnic_versa5g$core$rx_send$rw$f_even f_even(
+        .d(f_even$d),
+        .q(f_even$q),
+        .clock(f_even$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -57699,6 +57709,9 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         f_lim$clock = clock;
     end
     always @(*) begin
+        f_even$clock = clock;
+    end
+    always @(*) begin
         state$d = state$q;
         case (state$q)
             RwState$Idle:
@@ -57755,7 +57768,7 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                 end
             RwState$Load:
                 begin
-                    if (beat$q == 4'hf) begin
+                    if (beat$q == 4'h7) begin
                         state$d = RwState$Idle;
                     end
                 end
@@ -57825,7 +57838,7 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                 end
             RwState$Load:
                 begin
-                    if (beat$q == 4'hf) begin
+                    if (beat$q == 4'h7) begin
                         pend$d = 1'b1;
                     end
                 end
@@ -57852,6 +57865,9 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     end
     always @(*) begin
         beat$d = beat$q;
+        if (state$q == RwState$Load) begin
+            beat$d = beat$q + 4'h1;
+        end
         if (bv) begin
             if (beat$q < 4'hf) begin
                 beat$d = beat$q + 4'h1;
@@ -57930,6 +57946,11 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     end
     always @(*) begin
         w0$d = w0$q;
+        if (state$q == RwState$Load) begin
+            if (beat$q == 4'h0) begin
+                w0$d = lo;
+            end
+        end
         if (bv) begin
             if (beat$q == 4'h0) begin
                 w0$d = bd;
@@ -57938,6 +57959,11 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     end
     always @(*) begin
         w1$d = w1$q;
+        if (state$q == RwState$Load) begin
+            if (beat$q == 4'h0) begin
+                w1$d = hi;
+            end
+        end
         if (bv) begin
             if (beat$q == 4'h1) begin
                 w1$d = bd;
@@ -57946,6 +57972,11 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     end
     always @(*) begin
         w23$d = w23$q;
+        if (state$q == RwState$Load) begin
+            if (beat$q == 4'h1) begin
+                w23$d = (lo != 64'h0) | (hi != 64'h0);
+            end
+        end
         if (bv) begin
             if ((beat$q == 4'h2) | (beat$q == 4'h3)) begin
                 w23$d = w23$q | (bd != 64'h0);
@@ -57979,6 +58010,11 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     end
     always @(*) begin
         wsg$d = wsg$q;
+        if (state$q == RwState$Load) begin
+            if (beat$q >= 4'h2) begin
+                wsg$d = (wsg$q >> 32'h80) | ({{640{1'b0}}, wbuf$read_data} << 32'h280);
+            end
+        end
         if (bv) begin
             if (beat$q >= 4'h4) begin
                 wsg$d = (wsg$q >> 32'h40) | ({{704{1'b0}}, bd} << 32'h2c0);
@@ -57987,6 +58023,11 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     end
     always @(*) begin
         tsum$d = tsum$q;
+        if (state$q == RwState$Load) begin
+            if ((beat$q >= 4'h2) & ({{4{1'b0}}, (beat$q - 4'h2)} < w1$q[(32'h10)+:(8)])) begin
+                tsum$d = tsum$q + {{3{1'b0}}, hi[(32'h0)+:(32)]};
+            end
+        end
         if (bv) begin
             if (beat$q[32'h0] & (beat$q >= 4'h5) & ({{5{1'b0}}, bk} < ({{1{1'b0}}, w1$q[(32'h10)+:(8)]} << 32'h1))) begin
                 tsum$d = tsum$q + {{3{1'b0}}, bd[(32'h0)+:(32)]};
@@ -58194,6 +58235,12 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         f_lim$d = f_lim$q;
         if (fs_go) begin
             f_lim$d = fs_n[11:0] << 32'h4;
+        end
+    end
+    always @(*) begin
+        f_even$d = f_even$q;
+        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
+            f_even$d = dma_rd_cpl_data;
         end
     end
     always @(*) begin
@@ -58516,7 +58563,7 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         endcase
     end
     always @(*) begin
-        rd_a = ((({{10{1'b0}}, qp$q} << k_pl) | (idx$q[15:0] & smask[15:0])) << 32'h4) | {{12{1'b0}}, (beat$q + 4'h1)};
+        rd_a = ((({{10{1'b0}}, qp$q} << k_pl) | (idx$q[15:0] & smask[15:0])) << 32'h3) | {{13{1'b0}}, (beat$q[(32'h0)+:(3)] + 3'h1)};
         case (state$q)
             RwState$Chk:
                 begin
@@ -58527,7 +58574,7 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                     else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
                     end
                     else if (hit) begin
-                        rd_a = (({{10{1'b0}}, qp$q} << k_pl) | (x_ci[15:0] & smask[15:0])) << 32'h4;
+                        rd_a = (({{10{1'b0}}, qp$q} << k_pl) | (x_ci[15:0] & smask[15:0])) << 32'h3;
                     end
                 end
         endcase
@@ -58597,15 +58644,15 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         if (state$q == RwState$Cpl) begin
             bv = dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag);
         end
-        if (state$q == RwState$Load) begin
-            bv = 1'b1;
-        end
     end
     always @(*) begin
         bd = dma_rd_cpl_data;
-        if (state$q == RwState$Load) begin
-            bd = wbuf$read_data;
-        end
+    end
+    always @(*) begin
+        lo = wbuf$read_data[(32'h0)+:(64)];
+    end
+    always @(*) begin
+        hi = wbuf$read_data[(32'h40)+:(64)];
     end
     always @(*) begin
         pd = x_pf - x_ci;
@@ -58646,24 +58693,24 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         pf$read_address = ra;
     end
     always @(*) begin
-        wbuf$read_address = rd_a[3:0];
+        wbuf$read_address = rd_a[2:0];
     end
     always @(*) begin
         ram$write_data = ({{169{1'b0}}, n_state} << 32'ha9) | ({{167{1'b0}}, n_cq} << 32'ha5) | ({{139{1'b0}}, n_msn} << 32'h85) | ({{139{1'b0}}, n_prod} << 32'h65) | ({{139{1'b0}}, n_ci} << 32'h45) | ({{166{1'b0}}, n_log2} << 32'h40) | {{107{1'b0}}, n_base};
     end
     always @(*) begin
-        wr_a = ((({{10{1'b0}}, f_qp$q} << k_pl) | {{8{1'b0}}, f_slot$q}) << 32'h4) | {{12{1'b0}}, f_beat$q};
+        wr_a = ((({{10{1'b0}}, f_qp$q} << k_pl) | {{8{1'b0}}, f_slot$q}) << 32'h3) | {{13{1'b0}}, f_beat$q[(32'h1)+:(3)]};
     end
     always @(*) begin
-        wbuf$write_address = wr_a[3:0];
+        wbuf$write_address = wr_a[2:0];
     end
     always @(*) begin
-        wbuf$write_data = dma_rd_cpl_data;
+        wbuf$write_data = ({{64{1'b0}}, dma_rd_cpl_data} << 32'h40) | {{64{1'b0}}, f_even$q};
     end
     always @(*) begin
         wbuf$write_enable = 1'b0;
         if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-            wbuf$write_enable = f_cnt$q < f_lim$q;
+            wbuf$write_enable = f_beat$q[32'h0] & (f_cnt$q < f_lim$q);
         end
     end
     always @(*) begin
@@ -58899,6 +58946,25 @@ module rnic_versa5g$core$rx_send$rw$f_done(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$rw$f_done
+
+
+module rnic_versa5g$core$rx_send$rw$f_even(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$rw$f_even
 
 
 module rnic_versa5g$core$rx_send$rw$f_kill(d,q,clock);
@@ -59394,16 +59460,16 @@ endmodule // rnic_versa5g$core$rx_send$rw$w23
 module rnic_versa5g$core$rx_send$rw$wbuf(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [3:0] read_address;
+    input wire  [2:0] read_address;
     input wire  read_clock;
-    output reg  [63:0] read_data;
-    input wire  [3:0] write_address;
+    output reg  [127:0] read_data;
+    input wire  [2:0] write_address;
     input wire  write_clock;
-    input wire  [63:0] write_data;
+    input wire  [127:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[63:0] mem[15:0];
+    reg[127:0] mem[7:0];
 
 
 

@@ -178,7 +178,7 @@ const CDC_STATUS: &str = "RxCdc uses only the FIFO's full and empty flags: it re
      when not empty and detects overflow as full during a write";
 
 const RQ_BUF: &str = "recv_wqe forms its WQE buffer's address {qp, slot, beat} 16 bits wide \
-     and cuts it to the profile's buffer (14 bits in the sim profile, 4 on the board)";
+     and cuts it to the profile's buffer (13 bits in the sim profile, 3 on the board)";
 const SCPL_SHIFT: &str =
     "send_cpl selects a QP's 4-bit epoch by shifting the packed per-QP vector and \
                           reads the low bits";
