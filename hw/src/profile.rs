@@ -54,6 +54,11 @@ pub struct Profile {
     /// log2 of `tx_framer`'s data FIFO in beats: one whole FPDU of the
     /// profile's MTU (store-and-forward per segment).
     pub tx_fifo_log2: usize,
+    /// log2 of `tx_framer`'s segment descriptor queue (0: none). With a
+    /// queue the segmenter hands over the next descriptors while the framer
+    /// still waits for a payload, so several payload reads are in flight
+    /// (up to `tx_seg`'s 4 reorder slots) instead of at most two.
+    pub tx_desc_q_log2: usize,
     /// Largest TCP payload a TX frame carries (octets): the EMSS of the
     /// profile's MTU without TCP options, MTU − 20 (IPv4) − 20 (TCP).
     /// `tx_mpa` drops a longer FPDU (`cnt_desc_drop`) rather than cut it.
@@ -94,6 +99,7 @@ pub const SIM: Profile = Profile {
     max_frame: crate::receive::rx_fifo::DEFAULT_MAX_FRAME,
     fw: crate::firmware_port::fw_port::CORE_PARAMS,
     tx_fifo_log2: 11,
+    tx_desc_q_log2: 2,
     tx_max_tcp_payload: rnic_wire::abi::caps::TX_MAX_TCP_PAYLOAD,
     tx_max_mulpdu: rnic_wire::abi::caps::MAX_MULPDU,
     tx_max_mulpdu_mk: rnic_wire::abi::caps::MAX_MULPDU,
@@ -155,6 +161,9 @@ pub const BOARD: Profile = Profile {
         max_mtu: BOARD_MAX_MTU,
     },
     tx_fifo_log2: 9,
+    // The board's 1 Gb/s port is full without it (docs/sim.md, "At the
+    // board's timing"): no descriptor queue, no 519-bit LUT RAM.
+    tx_desc_q_log2: 0,
     tx_max_tcp_payload: BOARD_MAX_TCP_PAYLOAD,
     tx_max_mulpdu: BOARD_MAX_MULPDU,
     tx_max_mulpdu_mk: BOARD_MAX_MULPDU_MK,

@@ -14,6 +14,15 @@
 //! then the payload with the CRC in place. Store-and-forward per segment:
 //! a frame starts once its payload is whole in the data FIFO.
 //!
+//! Descriptor queue (`Profile::tx_desc_q_log2`; sim 4 descriptors, board
+//! none): `TxMpa` takes one descriptor at a time and holds it until its
+//! payload has gone through, so without a queue a source's next descriptor
+//! (and with it, in `tx_seg`, the payload read after next) waits for that
+//! payload's DMA round trip. The queue takes descriptors while `TxMpa` is
+//! busy; payloads still arrive in descriptor order on `pay_*`. A descriptor
+//! that finds the queue empty and `TxMpa` idle goes straight in (no added
+//! clock).
+//!
 //! Jumbo frames: the framer takes FPDUs up to the TCP payload of a
 //! 9000-octet IP MTU (8960 octets, markers included; `tx_mpa::MAX_FPDU_WORDS`,
 //! `abi::caps::TX_MAX_TCP_PAYLOAD`), i.e. 1120 beats, so the data FIFO is
@@ -31,6 +40,12 @@ use crate::common::fifo_p::FifoP;
 use crate::transmit::tx_mpa::{TxMpaN, REC_W};
 use crate::transmit::tx_tcp_hdr::{TxTcpHdr, SIDE_W};
 use rust_hdl::prelude::*;
+
+/// A queued descriptor: the side band (`SIDE_W` = 272 bits, with the
+/// sequence number at 192) then crc_en, mk_en, seq_start, opcode, last,
+/// stag, to, qn, msn, mo, pay_len (bit offsets in `update`).
+pub const DQ_W: usize = SIDE_W + 247;
+const _: () = assert!(SIDE_W == 272);
 
 /// The framer of the sim profile (jumbo frames, 2048-beat FIFO).
 pub type TxFramer = TxFramerN<{ crate::profile::PR_SIM }>;
@@ -86,6 +101,18 @@ pub struct TxFramerN<const PR: usize> {
     dfifo: FifoP<Bits<65>, 11, 12>,
     rfifo: Fifo<Bits<REC_W>, 3, 4>,
     hdr: TxTcpHdr,
+    /// Descriptor queue (module doc), on when `dq_on`.
+    dq: FifoP<Bits<DQ_W>, 2, 3>,
+    dq_on: Constant<Bit>,
+    /// The descriptor as it comes in, packed.
+    dq_in: Signal<Local, Bits<DQ_W>>,
+    /// The descriptor `TxMpa` sees: the queue's head or the input.
+    dq_h: Signal<Local, Bits<DQ_W>>,
+    /// The queue holds descriptors: `TxMpa` takes its head.
+    use_q: Signal<Local, Bit>,
+    /// The input goes straight to `TxMpa`.
+    byp: Signal<Local, Bit>,
+    side: Signal<Local, Bits<SIDE_W>>,
 }
 
 impl<const PR: usize> Default for TxFramerN<PR> {
@@ -132,6 +159,13 @@ impl<const PR: usize> Default for TxFramerN<PR> {
             rfifo: Default::default(),
             hdr: Default::default(),
             dfifo: FifoP::new(crate::profile::PROFILES[PR].tx_fifo_log2),
+            dq: FifoP::new(crate::profile::PROFILES[PR].tx_desc_q_log2.max(1)),
+            dq_on: Constant::new(crate::profile::PROFILES[PR].tx_desc_q_log2 != 0),
+            dq_in: Default::default(),
+            dq_h: Default::default(),
+            use_q: Default::default(),
+            byp: Default::default(),
+            side: Default::default(),
         }
     }
 }
@@ -139,28 +173,14 @@ impl<const PR: usize> Default for TxFramerN<PR> {
 impl<const PR: usize> Logic for TxFramerN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, mpa, dfifo, rfifo, hdr);
+        clock!(self, clock, mpa, dfifo, rfifo, hdr, dq);
         self.mpa.reset.next = self.reset.val();
         self.dfifo.reset.next = self.reset.val();
         self.rfifo.reset.next = self.reset.val();
         self.hdr.reset.next = self.reset.val();
 
-        self.mpa.d_valid.next = self.desc_valid.val();
-        self.desc_ready.next = self.mpa.d_ready.val();
-        self.mpa.d_crc_en.next = self.desc_crc_en.val();
-        self.mpa.d_mk_en.next = self.desc_mk_en.val();
-        self.mpa.d_seq.next = self.desc_seq.val();
-        self.mpa.d_seq_start.next = self.desc_seq_start.val();
-        self.mpa.d_opcode.next = self.desc_opcode.val();
-        self.mpa.d_last.next = self.desc_last.val();
-        self.mpa.d_stag.next = self.desc_stag.val();
-        self.mpa.d_to.next = self.desc_to.val();
-        self.mpa.d_qn.next = self.desc_qn.val();
-        self.mpa.d_msn.next = self.desc_msn.val();
-        self.mpa.d_mo.next = self.desc_mo.val();
-        self.mpa.d_pay_len.next = self.desc_pay_len.val();
         // Side band layout: `tx_tcp_hdr` module docs.
-        self.mpa.d_side.next = bit_cast::<SIDE_W, 48>(self.desc_dst_mac.val())
+        self.side.next = bit_cast::<SIDE_W, 48>(self.desc_dst_mac.val())
             | (bit_cast::<SIDE_W, 48>(self.desc_src_mac.val()) << 48)
             | (bit_cast::<SIDE_W, 32>(self.desc_src_ip.val()) << 96)
             | (bit_cast::<SIDE_W, 32>(self.desc_dst_ip.val()) << 128)
@@ -169,6 +189,48 @@ impl<const PR: usize> Logic for TxFramerN<PR> {
             | (bit_cast::<SIDE_W, 32>(self.desc_seq.val()) << 192)
             | (bit_cast::<SIDE_W, 32>(self.desc_ack.val()) << 224)
             | (bit_cast::<SIDE_W, 16>(self.desc_window.val()) << 256);
+        self.dq_in.next = bit_cast::<DQ_W, SIDE_W>(self.side.val())
+            | (bit_cast::<DQ_W, 1>(self.desc_crc_en.val().into()) << 272)
+            | (bit_cast::<DQ_W, 1>(self.desc_mk_en.val().into()) << 273)
+            | (bit_cast::<DQ_W, 32>(self.desc_seq_start.val()) << 274)
+            | (bit_cast::<DQ_W, 4>(self.desc_opcode.val()) << 306)
+            | (bit_cast::<DQ_W, 1>(self.desc_last.val().into()) << 310)
+            | (bit_cast::<DQ_W, 32>(self.desc_stag.val()) << 311)
+            | (bit_cast::<DQ_W, 64>(self.desc_to.val()) << 343)
+            | (bit_cast::<DQ_W, 32>(self.desc_qn.val()) << 407)
+            | (bit_cast::<DQ_W, 32>(self.desc_msn.val()) << 439)
+            | (bit_cast::<DQ_W, 32>(self.desc_mo.val()) << 471)
+            | (bit_cast::<DQ_W, 16>(self.desc_pay_len.val()) << 503);
+        // Descriptor queue (module doc): `TxMpa` takes the queue's head
+        // while it holds any, else the input directly; the input goes into
+        // the queue when `TxMpa` cannot take it now. `count` (not `empty`,
+        // which lags a write by a clock) decides, so nothing overtakes.
+        self.dq.reset.next = self.reset.val();
+        self.use_q.next = self.dq_on.val() & (self.dq.count.val() != 0);
+        self.dq_h.next = self.dq_in.val();
+        self.mpa.d_valid.next = self.desc_valid.val();
+        if self.use_q.val() {
+            self.dq_h.next = self.dq.data_out.val();
+            self.mpa.d_valid.next = !self.dq.empty.val();
+        }
+        self.dq.read.next = self.use_q.val() & self.mpa.d_ready.val();
+        self.byp.next = !self.use_q.val() & self.mpa.d_ready.val();
+        self.desc_ready.next = self.byp.val() | (self.dq_on.val() & !self.dq.full.val());
+        self.dq.write.next = self.desc_valid.val() & !self.byp.val() & self.dq_on.val();
+        self.dq.data_in.next = self.dq_in.val();
+        self.mpa.d_side.next = self.dq_h.val().get_bits::<SIDE_W>(0);
+        self.mpa.d_seq.next = self.dq_h.val().get_bits::<32>(192);
+        self.mpa.d_crc_en.next = self.dq_h.val().get_bit(272);
+        self.mpa.d_mk_en.next = self.dq_h.val().get_bit(273);
+        self.mpa.d_seq_start.next = self.dq_h.val().get_bits::<32>(274);
+        self.mpa.d_opcode.next = self.dq_h.val().get_bits::<4>(306);
+        self.mpa.d_last.next = self.dq_h.val().get_bit(310);
+        self.mpa.d_stag.next = self.dq_h.val().get_bits::<32>(311);
+        self.mpa.d_to.next = self.dq_h.val().get_bits::<64>(343);
+        self.mpa.d_qn.next = self.dq_h.val().get_bits::<32>(407);
+        self.mpa.d_msn.next = self.dq_h.val().get_bits::<32>(439);
+        self.mpa.d_mo.next = self.dq_h.val().get_bits::<32>(471);
+        self.mpa.d_pay_len.next = self.dq_h.val().get_bits::<16>(503);
 
         self.mpa.pay_data.next = self.pay_data.val();
         self.mpa.pay_keep.next = self.pay_keep.val();
@@ -742,6 +804,64 @@ pub(crate) mod tests {
         let s = streams(&descs);
         let run = h.run(&mut rng, &descs, &s, expect.len(), 90, 90, 80, 20_000);
         check_frames(&run, &expect);
+    }
+
+    /// The descriptor queue takes descriptors while `TxMpa` waits for a
+    /// payload: with no payload offered, the sim profile takes 1 + 4
+    /// descriptors (the one `TxMpa` holds and a full queue), the board
+    /// (no queue) 1. The frames then come out in order, byte-exact.
+    #[test]
+    fn descriptors_queue_ahead_of_their_payloads() {
+        use crate::profile::{PROFILES, PR_BOARD, PR_SIM};
+        fn case<const PR: usize>(seed: u64) {
+            let mut rng = Rng::new(seed);
+            let mut h = Harness::<PR>::of_profile();
+            let seq_start = rng.next_u64() as u32;
+            let mut c = Conn::new(&mut rng, true, false, seq_start, 1460);
+            let data = rng.bytes(64);
+            let mut descs = Vec::new();
+            let mut expect = Vec::new();
+            for i in 0..8u64 {
+                let (d, f) = c.send(&Message::Write {
+                    stag: 0x1000 + i as u32,
+                    to: i << 12,
+                    data: &data,
+                });
+                descs.extend(d);
+                expect.extend(f);
+            }
+            let mut taken = 0;
+            for _ in 0..40 {
+                h.set_desc(&descs[taken]);
+                h.uut.desc_valid.next = true;
+                h.uut.pay_valid.next = false;
+                h.uut.tx_ready.next = true;
+                h.half(false);
+                if h.uut.desc_ready.val() {
+                    taken += 1;
+                }
+                h.half(true);
+                h.cycle += 1;
+            }
+            h.uut.desc_valid.next = false;
+            let q = PROFILES[PR].tx_desc_q_log2;
+            let want = 1 + if q == 0 { 0 } else { 1 << q };
+            assert_eq!(taken, want, "descriptors taken before any payload");
+            let s = streams(&descs);
+            let run = h.run(
+                &mut rng,
+                &descs[taken..],
+                &s,
+                expect.len(),
+                100,
+                100,
+                100,
+                5_000,
+            );
+            check_frames(&run, &expect);
+        }
+        case::<PR_SIM>(301);
+        case::<PR_BOARD>(302);
     }
 
     /// Bad input gets a defined answer and the next segment is framed
