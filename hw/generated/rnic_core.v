@@ -73467,6 +73467,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     localparam  c_inl = 3'b101;
     localparam  qm = 6'b111111;
     localparam  qset = 64'hffffffffffffffff;
+    localparam  nb_on = 1'b1;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -73567,6 +73568,24 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  [1023:0] hbuf$d;
     wire  [1023:0] hbuf$q;
     reg  hbuf$clock;
+    reg  [1023:0] nbuf$d;
+    wire  [1023:0] nbuf$q;
+    reg  nbuf$clock;
+    reg  [3:0] nbeat$d;
+    wire  [3:0] nbeat$q;
+    reg  nbeat$clock;
+    reg  nlv$d;
+    wire  nlv$q;
+    reg  nlv$clock;
+    reg  [7:0] nlnsge$d;
+    wire  [7:0] nlnsge$q;
+    reg  nlnsge$clock;
+    reg  [34:0] ntsum$d;
+    wire  [34:0] ntsum$q;
+    reg  ntsum$clock;
+    reg  [1:0] fresh$d;
+    wire  [1:0] fresh$q;
+    reg  fresh$clock;
     reg  [1:0] state$d;
     wire  [1:0] state$q;
     reg  state$clock;
@@ -73669,6 +73688,9 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  c_ok;
     reg  e_ok;
     reg  [34:0] tadd;
+    reg  nld;
+    reg  swap;
+    reg  [7:0] cur_nsge;
     reg  [127:0] sge_raw;
     reg  hv;
     reg  pop;
@@ -73827,6 +73849,36 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         .d(hbuf$d),
         .q(hbuf$q),
         .clock(hbuf$clock)
+    );
+    rnic_core$wqe_fetch$nbuf nbuf(
+        .d(nbuf$d),
+        .q(nbuf$q),
+        .clock(nbuf$clock)
+    );
+    rnic_core$wqe_fetch$nbeat nbeat(
+        .d(nbeat$d),
+        .q(nbeat$q),
+        .clock(nbeat$clock)
+    );
+    rnic_core$wqe_fetch$nlv nlv(
+        .d(nlv$d),
+        .q(nlv$q),
+        .clock(nlv$clock)
+    );
+    rnic_core$wqe_fetch$nlnsge nlnsge(
+        .d(nlnsge$d),
+        .q(nlnsge$q),
+        .clock(nlnsge$clock)
+    );
+    rnic_core$wqe_fetch$ntsum ntsum(
+        .d(ntsum$d),
+        .q(ntsum$q),
+        .clock(ntsum$clock)
+    );
+    rnic_core$wqe_fetch$fresh fresh(
+        .d(fresh$d),
+        .q(fresh$q),
+        .clock(fresh$clock)
     );
     rnic_core$wqe_fetch$state state(
         .d(state$d),
@@ -74111,6 +74163,24 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     end
     always @(*) begin
         hwa$clock = clock;
+    end
+    always @(*) begin
+        nbuf$clock = clock;
+    end
+    always @(*) begin
+        nbeat$clock = clock;
+    end
+    always @(*) begin
+        nlv$clock = clock;
+    end
+    always @(*) begin
+        nlnsge$clock = clock;
+    end
+    always @(*) begin
+        ntsum$clock = clock;
+    end
+    always @(*) begin
+        fresh$clock = clock;
     end
     always @(*) begin
         state$d = state$q;
@@ -74583,6 +74653,9 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         if (pop) begin
             lbeat$d = 4'h0;
         end
+        if (swap) begin
+            lbeat$d = 4'h8;
+        end
         if (reset) begin
             lbeat$d = 4'h0;
         end
@@ -74600,6 +74673,9 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     always @(*) begin
         lpair$d = lpair$q;
         lpair$d = lbeat$q[(32'h0)+:(3)];
+        if (nld) begin
+            lpair$d = nbeat$q[(32'h0)+:(3)];
+        end
     end
     always @(*) begin
         lnsge$d = lnsge$q;
@@ -74607,6 +74683,9 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
             if (lpair$q == 3'h0) begin
                 lnsge$d = dram1$read_data[(32'h10)+:(8)];
             end
+        end
+        if (swap) begin
+            lnsge$d = nlnsge$q;
         end
     end
     always @(*) begin
@@ -74617,11 +74696,17 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
                 tsum$d = 35'h0;
             end
         end
+        if (swap) begin
+            tsum$d = ntsum$q;
+        end
     end
     always @(*) begin
         hbuf$d = hbuf$q;
         if (lv$q) begin
             hbuf$d = {dram1$read_data, dram$read_data, hbuf$q[1023:128]};
+        end
+        if (swap) begin
+            hbuf$d = nbuf$q;
         end
     end
     always @(*) begin
@@ -74641,6 +74726,63 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     always @(*) begin
         hwa$d = hwa$q;
         hwa$d = hring$read_data[(32'h0)+:(64)] + ({{32{1'b0}}, (fifo$data_out[(32'h6)+:(32)] & hmask)} << 32'h7);
+    end
+    always @(*) begin
+        nbuf$d = nbuf$q;
+        if (nlv$q) begin
+            nbuf$d = {dram1$read_data, dram$read_data, nbuf$q[1023:128]};
+        end
+    end
+    always @(*) begin
+        nbeat$d = nbeat$q;
+        if (nld) begin
+            nbeat$d = nbeat$q + 4'h1;
+        end
+        if (pop) begin
+            nbeat$d = 4'h0;
+        end
+        if (reset) begin
+            nbeat$d = 4'h0;
+        end
+    end
+    always @(*) begin
+        nlv$d = nlv$q;
+        nlv$d = nld;
+        if (pop) begin
+            nlv$d = 1'b0;
+        end
+        if (reset) begin
+            nlv$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        nlnsge$d = nlnsge$q;
+        if (nlv$q) begin
+            if (lpair$q == 3'h0) begin
+                nlnsge$d = dram1$read_data[(32'h10)+:(8)];
+            end
+        end
+    end
+    always @(*) begin
+        ntsum$d = ntsum$q;
+        if (nlv$q) begin
+            ntsum$d = ntsum$q + tadd;
+            if (lpair$q == 3'h0) begin
+                ntsum$d = 35'h0;
+            end
+        end
+    end
+    always @(*) begin
+        fresh$d = fresh$q;
+        if (fresh$q != 2'h0) begin
+            fresh$d = fresh$q - 2'h1;
+        end
+        if (swap) begin
+            fresh$d = 2'h2;
+        end
+        if (reset) begin
+            fresh$d = 2'h0;
+        end
     end
     always @(*) begin
         fifo$clock = clock;
@@ -75116,7 +75258,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         cnt_fetch = n_fetch$q;
     end
     always @(*) begin
-        hv = lbeat$q[32'h3] & ~lv$q;
+        hv = lbeat$q[32'h3] & ~lv$q & (fresh$q == 2'h0);
     end
     always @(*) begin
         drop = head_off$q & ~wqe_hold;
@@ -75134,16 +75276,31 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         ld = ~fifo$empty & ~lbeat$q[32'h3] & ~pop;
     end
     always @(*) begin
+        nld = nb_on & ~ld & ~pop & lbeat$q[32'h3] & ~nbeat$q[32'h3] & (fifo$count >= 6'h2);
+    end
+    always @(*) begin
         dram$read_address = ({{3{1'b0}}, rslot$q} << 32'h3) | {{5{1'b0}}, lbeat$q[(32'h0)+:(3)]};
+        if (nld) begin
+            dram$read_address = ({{3{1'b0}}, (rslot$q + 5'h1)} << 32'h3) | {{5{1'b0}}, nbeat$q[(32'h0)+:(3)]};
+        end
     end
     always @(*) begin
         dram1$read_address = dram$read_address;
     end
     always @(*) begin
+        cur_nsge = lnsge$q;
+        if (nlv$q) begin
+            cur_nsge = nlnsge$q;
+        end
+    end
+    always @(*) begin
         tadd = 35'h0;
-        if ((lpair$q >= 3'h2) & ({{5{1'b0}}, (lpair$q - 3'h2)} < lnsge$q)) begin
+        if ((lpair$q >= 3'h2) & ({{5{1'b0}}, (lpair$q - 3'h2)} < cur_nsge)) begin
             tadd = {{3{1'b0}}, dram1$read_data[(32'h0)+:(32)]};
         end
+    end
+    always @(*) begin
+        swap = nb_on & pop & nbeat$q[32'h3] & ~nlv$q;
     end
     always @(*) begin
         head_dq = ~fifo$empty & fifo$data_out[32'h27];
@@ -75990,6 +76147,25 @@ module rnic_core$wqe_fetch$free(d,q,clock);
 endmodule // rnic_core$wqe_fetch$free
 
 
+module rnic_core$wqe_fetch$fresh(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$fresh
+
+
 module rnic_core$wqe_fetch$hbuf(d,q,clock);
 
     // Module arguments
@@ -76318,6 +76494,101 @@ module rnic_core$wqe_fetch$n_skip(d,q,clock);
     end
 
 endmodule // rnic_core$wqe_fetch$n_skip
+
+
+module rnic_core$wqe_fetch$nbeat(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$nbeat
+
+
+module rnic_core$wqe_fetch$nbuf(d,q,clock);
+
+    // Module arguments
+    input wire  [1023:0] d;
+    output reg  [1023:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1024'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$nbuf
+
+
+module rnic_core$wqe_fetch$nlnsge(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$nlnsge
+
+
+module rnic_core$wqe_fetch$nlv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$nlv
+
+
+module rnic_core$wqe_fetch$ntsum(d,q,clock);
+
+    // Module arguments
+    input wire  [34:0] d;
+    output reg  [34:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 35'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$wqe_fetch$ntsum
 
 
 module rnic_core$wqe_fetch$off(d,q,clock);

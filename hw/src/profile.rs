@@ -59,6 +59,10 @@ pub struct Profile {
     /// still waits for a payload, so several payload reads are in flight
     /// (up to `tx_seg`'s 4 reorder slots) instead of at most two.
     pub tx_desc_q_log2: usize,
+    /// `wqe_fetch` loads the WQE behind the head into a second 1024-bit
+    /// buffer while the head is in use, so a pop shows the next WQE 3
+    /// clocks later instead of after its 9-clock load.
+    pub tx_wqe_next_buf: bool,
     /// Largest TCP payload a TX frame carries (octets): the EMSS of the
     /// profile's MTU without TCP options, MTU − 20 (IPv4) − 20 (TCP).
     /// `tx_mpa` drops a longer FPDU (`cnt_desc_drop`) rather than cut it.
@@ -100,6 +104,7 @@ pub const SIM: Profile = Profile {
     fw: crate::firmware_port::fw_port::CORE_PARAMS,
     tx_fifo_log2: 11,
     tx_desc_q_log2: 2,
+    tx_wqe_next_buf: true,
     tx_max_tcp_payload: rnic_wire::abi::caps::TX_MAX_TCP_PAYLOAD,
     tx_max_mulpdu: rnic_wire::abi::caps::MAX_MULPDU,
     tx_max_mulpdu_mk: rnic_wire::abi::caps::MAX_MULPDU,
@@ -164,6 +169,7 @@ pub const BOARD: Profile = Profile {
     // The board's 1 Gb/s port is full without it (docs/sim.md, "At the
     // board's timing"): no descriptor queue, no 519-bit LUT RAM.
     tx_desc_q_log2: 0,
+    tx_wqe_next_buf: false,
     tx_max_tcp_payload: BOARD_MAX_TCP_PAYLOAD,
     tx_max_mulpdu: BOARD_MAX_MULPDU,
     tx_max_mulpdu_mk: BOARD_MAX_MULPDU_MK,

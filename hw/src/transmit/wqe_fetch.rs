@@ -88,6 +88,13 @@
 //!   the 64-octet WQEs of ABI 1 read one beat per clock (it rose with it
 //!   when the FIFO held 552-bit words); a pop starts the next head's load, and `wqe_ready`
 //!   pops only a loaded head. `TxSeg` takes tens of clocks per WQE.
+//! * Next head (`Profile::tx_wqe_next_buf`; sim on, board off): once the
+//!   head is loaded, the RAMs' read ports, free until the next pop, load
+//!   the WQE behind it (slot `rslot + 1`) into a second buffer (`nbuf`,
+//!   with its SGE length sum). A pop that finds it whole takes it as the
+//!   new head in one clock; the head is offered 3 clocks after the pop,
+//!   when its flags and inline address (`hwa`) are computed, instead of
+//!   after the 9-clock load. A pop during that load discards it.
 //! * Head flags: whether the head's QP is off (`head_off`, so `wqe_off`)
 //!   and whether the head is stale (fetched before its QP's last park) are
 //!   registers, computed each clock from the head's QP and the `off` and
@@ -298,6 +305,24 @@ pub struct WqeFetchN<const PR: usize> {
     tadd: Signal<Local, Bits<35>>,
     /// The head WQE, assembled two beats at a time (beat 0 in the low bits).
     hbuf: DFF<Bits<1024>>,
+    /// Next-head buffer (module doc, "Next head"), on when `nb_on`: the
+    /// WQE behind the head, its load progress (8: loaded), a read of it in
+    /// flight, its `num_sge` and SGE length sum so far.
+    nb_on: Constant<Bit>,
+    nbuf: DFF<Bits<1024>>,
+    nbeat: DFF<Bits<4>>,
+    nlv: DFF<Bit>,
+    nlnsge: DFF<Bits<8>>,
+    ntsum: DFF<Bits<35>>,
+    /// A read of the next head this clock; the pop takes the loaded next
+    /// head.
+    nld: Signal<Local, Bit>,
+    swap: Signal<Local, Bit>,
+    /// Clocks until a head taken from `nbuf` may be offered (its flags and
+    /// `hwa` follow the FIFO head a few clocks late).
+    fresh: DFF<Bits<2>>,
+    /// `num_sge` of the WQE whose pair is on the RAM outputs.
+    cur_nsge: Signal<Local, Bits<8>>,
     /// The head's SGE `sge_sel`: {lkey, length, addr}.
     sge_raw: Signal<Local, Bits<128>>,
     /// The head's 16 beats are in `hbuf`.
@@ -470,6 +495,16 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             tsum: Default::default(),
             tadd: Default::default(),
             hbuf: Default::default(),
+            nb_on: Constant::new(crate::profile::PROFILES[PR].tx_wqe_next_buf),
+            nbuf: Default::default(),
+            nbeat: Default::default(),
+            nlv: Default::default(),
+            nlnsge: Default::default(),
+            ntsum: Default::default(),
+            nld: Default::default(),
+            swap: Default::default(),
+            fresh: Default::default(),
+            cur_nsge: Default::default(),
             sge_raw: Default::default(),
             hv: Default::default(),
             pop: Default::default(),
@@ -552,7 +587,8 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             self, clock, state, qp, n, more, d_av_n, d_te_n, d_avail, d_prod, ci, addr, busy_r,
             free, ifl, e0_qp, e1_qp, e2_qp, e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, beat,
             wcount, n_fetch, off, n_drop, n_skip, ep, e_ep, lastq, n_oth, pd, wslot, rslot, lbeat,
-            lv, lpair, lnsge, tsum, hbuf, head_off, head_stale, hwa
+            lv, lpair, lnsge, tsum, hbuf, head_off, head_stale, hwa, nbuf, nbeat, nlv, nlnsge,
+            ntsum, fresh
         );
         clock!(self, clock, fifo);
         self.fifo.reset.next = self.reset.val();
@@ -835,7 +871,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         // Output side: parse the WQE at the FIFO head (`SendWqe::parse`).
         // A WQE of an off QP is not offered; dropped unless the consumer
         // has started it.
-        self.hv.next = self.lbeat.q.val().get_bit(3) & !self.lv.q.val();
+        self.hv.next = self.lbeat.q.val().get_bit(3) & !self.lv.q.val() & (self.fresh.q.val() == 0);
         // The head flags are registers (module doc, "Head flags"): the
         // QP-indexed lookups are off the paths from the FIFO head into
         // TxSeg. A WQE fetched before its QP's last park goes.
@@ -848,7 +884,8 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             | (self.head_stale.q.val() & !self.wqe_hold.val());
         // Head load (module doc, "Storage"): the head's beat pairs 0..7 are
         // read from its slot one per clock and shifted into `hbuf`; a pop
-        // starts the next head's load.
+        // starts the next head's load, or takes it from `nbuf` when it is
+        // loaded there (module doc, "Next head").
         self.pop.next = self.fifo.read.val() & !self.fifo.empty.val();
         // Next clock's head flags: this head stays the head unless it is
         // popped now; its QP's `off` and epoch bits as they will be then.
@@ -861,19 +898,40 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             & (self.fifo.data_out.val().get_bit(38)
                 != (self.ep_n.val() & self.head_bit.val()).any());
         self.ld.next = !self.fifo.empty.val() & !self.lbeat.q.val().get_bit(3) & !self.pop.val();
+        // The WQE behind the head (slot `rslot + 1`: its beats are in the
+        // RAMs once its entry is counted) while the RAMs are free.
+        self.nld.next = self.nb_on.val()
+            & !self.ld.val()
+            & !self.pop.val()
+            & self.lbeat.q.val().get_bit(3)
+            & !self.nbeat.q.val().get_bit(3)
+            & (self.fifo.count.val() >= 2);
         self.dram.read_address.next = (bit_cast::<8, 5>(self.rslot.q.val()) << 3)
             | bit_cast::<8, 3>(self.lbeat.q.val().get_bits::<3>(0));
+        self.lpair.d.next = self.lbeat.q.val().get_bits::<3>(0);
+        if self.nld.val() {
+            self.dram.read_address.next = (bit_cast::<8, 5>(self.rslot.q.val() + 1) << 3)
+                | bit_cast::<8, 3>(self.nbeat.q.val().get_bits::<3>(0));
+            self.lpair.d.next = self.nbeat.q.val().get_bits::<3>(0);
+        }
         self.dram1.read_address.next = self.dram.read_address.val();
         self.lv.d.next = self.ld.val();
-        self.lpair.d.next = self.lbeat.q.val().get_bits::<3>(0);
+        self.nlv.d.next = self.nld.val();
         if self.ld.val() {
             self.lbeat.d.next = self.lbeat.q.val() + 1;
         }
+        if self.nld.val() {
+            self.nbeat.d.next = self.nbeat.q.val() + 1;
+        }
         // The message length: pair 2 + k holds SGE k, its length in the odd
         // beat's low half; SGE k counts if k < num_sge (pair 0, octet 10).
+        self.cur_nsge.next = self.lnsge.q.val();
+        if self.nlv.q.val() {
+            self.cur_nsge.next = self.nlnsge.q.val();
+        }
         self.tadd.next = 0.into();
         if (self.lpair.q.val() >= 2)
-            & (bit_cast::<8, 3>(self.lpair.q.val() - 2) < self.lnsge.q.val())
+            & (bit_cast::<8, 3>(self.lpair.q.val() - 2) < self.cur_nsge.val())
         {
             self.tadd.next = bit_cast::<35, 32>(self.dram1.read_data.val().get_bits::<32>(0));
         }
@@ -887,10 +945,36 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
                 self.tsum.d.next = 0.into();
             }
         }
+        if self.nlv.q.val() {
+            self.nbuf.d.next = (self.nbuf.q.val() >> 128)
+                | (bit_cast::<1024, 64>(self.dram1.read_data.val()) << 960)
+                | (bit_cast::<1024, 64>(self.dram.read_data.val()) << 896);
+            self.ntsum.d.next = self.ntsum.q.val() + self.tadd.val();
+            if self.lpair.q.val() == 0 {
+                self.nlnsge.d.next = self.dram1.read_data.val().get_bits::<8>(16);
+                self.ntsum.d.next = 0.into();
+            }
+        }
+        if self.fresh.q.val() != 0 {
+            self.fresh.d.next = self.fresh.q.val() - 1;
+        }
+        self.swap.next =
+            self.nb_on.val() & self.pop.val() & self.nbeat.q.val().get_bit(3) & !self.nlv.q.val();
         if self.pop.val() {
             self.rslot.d.next = self.rslot.q.val() + 1;
             self.lbeat.d.next = 0.into();
             self.lv.d.next = false;
+            self.nbeat.d.next = 0.into();
+            self.nlv.d.next = false;
+        }
+        if self.swap.val() {
+            // The next head is loaded: it is the head's from the next
+            // clock, offered once its flags and `hwa` are (3 clocks on).
+            self.hbuf.d.next = self.nbuf.q.val();
+            self.tsum.d.next = self.ntsum.q.val();
+            self.lnsge.d.next = self.nlnsge.q.val();
+            self.lbeat.d.next = 8.into();
+            self.fresh.d.next = 2.into();
         }
         if self.drop.val() {
             self.n_drop.d.next = self.n_drop.q.val() + 1;
@@ -1017,6 +1101,9 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             self.rslot.d.next = 0.into();
             self.lbeat.d.next = 0.into();
             self.lv.d.next = false;
+            self.nbeat.d.next = 0.into();
+            self.nlv.d.next = false;
+            self.fresh.d.next = 0.into();
             self.head_off.d.next = false;
             self.head_stale.d.next = false;
         }
@@ -1418,6 +1505,9 @@ mod tests {
         let mut cur: Option<(u64, VecDeque<u64>)> = None;
         let mut wait = 0;
         let mut clocks = 0;
+        // Clocks from a pop to the next WQE offered, when the consumer
+        // took the popped one at once and the next was already fetched.
+        let (mut popped_at, mut gaps) = (None::<u64>, Vec::new());
         while taken < total {
             clocks += 1;
             assert!(clocks < 400_000, "stuck: {taken} of {total} taken");
@@ -1460,6 +1550,9 @@ mod tests {
             assert!(simulate(&mut u, 1000));
             max_count = max_count.max(u.fifo.count.val().to_u64());
             if u.wqe_valid.val() {
+                if let Some(p) = popped_at.take() {
+                    gaps.push(clocks - p);
+                }
                 if wait == 0 {
                     let q = u.wqe_qp.val().to_u64() as usize;
                     let (idx, b) = expect[q].pop_front().expect("a WQE never posted");
@@ -1543,7 +1636,9 @@ mod tests {
                     taken += 1;
                     u.wqe_ready.next = true;
                     assert!(simulate(&mut u, 1000));
-                    wait = [0, 0, 1, 3, 12, 40][rng.below(6)];
+                    // (a long pause now and then lets the FIFO fill)
+                    wait = [0, 0, 1, 3, 12, 40, 160][rng.below(7)];
+                    popped_at = (wait == 0 && u.fifo.count.val().to_u64() >= 2).then_some(clocks);
                 } else {
                     wait -= 1;
                 }
@@ -1584,6 +1679,19 @@ mod tests {
         assert!(n_bad > 0 && n_bad < total / 2, "{n_bad} bad of {total}");
         assert!(n_inl > total / 40, "{n_inl} good inline WQEs of {total}");
         assert!(max_count >= 16, "the FIFO never filled: {max_count}");
+        // The next head (module doc): with it, a WQE already fetched is
+        // offered 3 clocks after the pop once it had the time to load (the
+        // test's consumer often pops a head the clock it is offered, before
+        // the one behind it is loaded); without it, after its load (the
+        // pop's clock, 8 reads and the last one's data: 10).
+        let fast = gaps.iter().filter(|&&g| g <= 3).count();
+        let min = gaps.iter().min().copied();
+        if crate::profile::PROFILES[PR].tx_wqe_next_buf {
+            assert!(fast * 4 > gaps.len(), "{fast} of {} gaps ≤ 3", gaps.len());
+            assert_eq!(min, Some(3), "offered before its flags and address");
+        } else {
+            assert_eq!(min, Some(10), "the board loads every head");
+        }
     }
 
     /// Board profile: 16 QPs through the beat RAM and the head register.
