@@ -59827,6 +59827,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     localparam  k_ctl1 = 8'h40;
     localparam  ones64 = 64'hffffffffffffffff;
     localparam  k_4k = 32'h1000;
+    localparam  k_cmd_cpl = 82'h2;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -59860,6 +59861,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     localparam DState$Hdr = 1;
     localparam DState$Data = 2;
     localparam DState$End = 3;
+    localparam DState$Cpl = 4;
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
@@ -60061,14 +60063,26 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     wire  [81:0] cq$data_out;
     wire  cq$empty;
     wire  [2:0] cq$count;
+    reg  pcq$clock;
+    reg  pcq$reset;
+    reg  pcq$write;
+    reg  [171:0] pcq$data_in;
+    wire  pcq$full;
+    reg  pcq$read;
+    wire  [171:0] pcq$data_out;
+    wire  pcq$empty;
+    // Unused on purpose: send_place's completion-record queue needs only its full and empty flags.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire  [3:0] pcq$count;
+    /* verilator lint_on UNUSEDSIGNAL */
     reg  mid_r$d;
     wire  mid_r$q;
     reg  mid_r$clock;
     reg  [2:0] inv_pend$d;
     wire  [2:0] inv_pend$q;
     reg  inv_pend$clock;
-    reg  [1:0] dstate$d;
-    wire  [1:0] dstate$q;
+    reg  [2:0] dstate$d;
+    wire  [2:0] dstate$q;
     reg  dstate$clock;
     reg  d_capt$d;
     wire  d_capt$q;
@@ -60076,6 +60090,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
 
     // Local signals
     reg  [32:0] cend;
+    reg  [171:0] rec;
     reg  [214:0] hq_in;
     reg  [68:0] dq_in;
     reg  [81:0] cq_in;
@@ -60434,6 +60449,17 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         .data_out(cq$data_out),
         .empty(cq$empty),
         .count(cq$count)
+    );
+    rnic_versa5g$core$rx_send$sp$pcq pcq(
+        .clock(pcq$clock),
+        .reset(pcq$reset),
+        .write(pcq$write),
+        .data_in(pcq$data_in),
+        .full(pcq$full),
+        .read(pcq$read),
+        .data_out(pcq$data_out),
+        .empty(pcq$empty),
+        .count(pcq$count)
     );
     rnic_versa5g$core$rx_send$sp$mid_r mid_r(
         .d(mid_r$d),
@@ -60800,7 +60826,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Cpl:
                 begin
-                    if (d_idle & cpl_ready) begin
+                    if (~cq$full & ~pcq$full) begin
                         state$d = SpState$Adv;
                     end
                 end
@@ -61122,6 +61148,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         if (take) begin
             if (cq$data_out[32'h0]) begin
             end
+            else if (cq$data_out[32'h1]) begin
+            end
             else begin
                 paddr$d = cq$data_out[(32'h12)+:(64)];
             end
@@ -61131,6 +61159,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         pn$d = pn$q;
         if (take) begin
             if (cq$data_out[32'h0]) begin
+            end
+            else if (cq$data_out[32'h1]) begin
             end
             else begin
                 pn$d = {{16{1'b0}}, cmd_n};
@@ -61149,6 +61179,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         endcase
         if (take) begin
             if (cq$data_out[32'h0]) begin
+            end
+            else if (cq$data_out[32'h1]) begin
             end
             else begin
                 prem$d = {{16{1'b0}}, cmd_n};
@@ -61238,6 +61270,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         if (take) begin
             if (cq$data_out[32'h0]) begin
             end
+            else if (cq$data_out[32'h1]) begin
+            end
             else begin
                 gk_r$d = 5'h8;
                 if (cmd_n < 16'h8) begin
@@ -61258,6 +61292,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         endcase
         if (take) begin
             if (cq$data_out[32'h0]) begin
+            end
+            else if (cq$data_out[32'h1]) begin
             end
             else begin
                 pmore_r$d = cmd_n > 16'h8;
@@ -61438,10 +61474,10 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     end
     always @(*) begin
         c_send$d = c_send$q;
-        case (state$q)
-            SpState$Cpl:
+        case (dstate$q)
+            DState$Cpl:
                 begin
-                    if (d_idle & cpl_ready) begin
+                    if (~pcq$empty & cpl_ready) begin
                         c_send$d = c_send$q + 32'h1;
                     end
                 end
@@ -61766,6 +61802,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         end
                     end
                 end
+            DState$Cpl:
+                begin
+                    if (~pcq$empty & cpl_ready) begin
+                        dstate$d = DState$Idle;
+                    end
+                end
             DState$End:
                 begin
                     if (in_done$q) begin
@@ -61776,6 +61818,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         if (take) begin
             if (cq$data_out[32'h0]) begin
                 dstate$d = DState$End;
+            end
+            else if (cq$data_out[32'h1]) begin
+                dstate$d = DState$Cpl;
             end
             else begin
                 dstate$d = DState$Hdr;
@@ -61801,6 +61846,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     end
     always @(*) begin
         cq$clock = clock;
+    end
+    always @(*) begin
+        pcq$clock = clock;
     end
     always @(*) begin
         req_valid = 1'b0;
@@ -61850,11 +61898,13 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     end
     always @(*) begin
         cpl_valid = 1'b0;
-        case (state$q)
-            SpState$Cpl:
+        case (dstate$q)
+            DState$Cpl:
                 begin
-                    cpl_valid = d_idle;
+                    cpl_valid = ~pcq$empty;
                 end
+        endcase
+        case (state$q)
             SpState$ErrCpl:
                 begin
                     cpl_valid = 1'b1;
@@ -61935,13 +61985,77 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         endcase
     end
     always @(*) begin
-        cpl_cq = w_cq$q;
+        cpl_flags = 8'h0;
+        cpl_imm = 32'h0;
+        if ((opcode$q == k_op_send_se) | (opcode$q == k_op_send_se_inv)) begin
+            cpl_flags = k_f_sol;
+        end
+        if (is_inv) begin
+            cpl_flags = cpl_flags | k_f_inv;
+            cpl_imm = inv$q;
+        end
+        rec = {{168{1'b0}}, w_cq$q} | ({{108{1'b0}}, w_wr_id$q} << 32'h4) | ({{140{1'b0}}, (mo$q + {{16{1'b0}}, len$q})} << 32'h44) | ({{140{1'b0}}, qpn$q} << 32'h64) | ({{164{1'b0}}, cpl_flags} << 32'h84) | ({{140{1'b0}}, cpl_imm} << 32'h8c);
+        cpl_flags = pcq$data_out[(32'h84)+:(8)];
+        cpl_imm = pcq$data_out[(32'h8c)+:(32)];
+        case (state$q)
+            SpState$ErrCpl:
+                begin
+                    cpl_flags = 8'h0;
+                    cpl_imm = 32'h0;
+                end
+        endcase
     end
     always @(*) begin
-        cpl_wr_id = w_wr_id$q;
+        is_inv = (opcode$q == k_op_send_inv) | (opcode$q == k_op_send_se_inv);
     end
     always @(*) begin
-        cpl_byte_len = mo$q + {{16{1'b0}}, len$q};
+        pcq$reset = reset;
+    end
+    always @(*) begin
+        pcq$data_in = rec;
+    end
+    always @(*) begin
+        pcq$write = 1'b0;
+        case (state$q)
+            SpState$Cpl:
+                begin
+                    if (~cq$full & ~pcq$full) begin
+                        pcq$write = 1'b1;
+                    end
+                end
+        endcase
+    end
+    always @(*) begin
+        pcq$read = 1'b0;
+        case (dstate$q)
+            DState$Cpl:
+                begin
+                    if (~pcq$empty & cpl_ready) begin
+                        pcq$read = 1'b1;
+                    end
+                end
+        endcase
+    end
+    always @(*) begin
+        cpl_cq = pcq$data_out[(32'h0)+:(4)];
+        case (state$q)
+            SpState$ErrCpl:
+                begin
+                    cpl_cq = w_cq$q;
+                end
+        endcase
+    end
+    always @(*) begin
+        cpl_wr_id = pcq$data_out[(32'h4)+:(64)];
+        case (state$q)
+            SpState$ErrCpl:
+                begin
+                    cpl_wr_id = w_wr_id$q;
+                end
+        endcase
+    end
+    always @(*) begin
+        cpl_byte_len = pcq$data_out[(32'h44)+:(32)];
         case (state$q)
             SpState$ErrCpl:
                 begin
@@ -61950,7 +62064,13 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         endcase
     end
     always @(*) begin
-        cpl_qpn = qpn$q;
+        cpl_qpn = pcq$data_out[(32'h64)+:(32)];
+        case (state$q)
+            SpState$ErrCpl:
+                begin
+                    cpl_qpn = qpn$q;
+                end
+        endcase
     end
     always @(*) begin
         cpl_opcode = k_wc_recv;
@@ -61965,33 +62085,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         endcase
     end
     always @(*) begin
-        cpl_flags = 8'h0;
-        if ((opcode$q == k_op_send_se) | (opcode$q == k_op_send_se_inv)) begin
-            cpl_flags = k_f_sol;
-        end
-        if (is_inv) begin
-            cpl_flags = cpl_flags | k_f_inv;
-        end
-        case (state$q)
-            SpState$ErrCpl:
-                begin
-                    cpl_flags = 8'h0;
-                end
-        endcase
-    end
-    always @(*) begin
-        cpl_imm = 32'h0;
-        if (is_inv) begin
-            cpl_imm = inv$q;
-        end
-        case (state$q)
-            SpState$ErrCpl:
-                begin
-                    cpl_imm = 32'h0;
-                end
-        endcase
-    end
-    always @(*) begin
         cpl_term = 32'h0;
         case (state$q)
             SpState$ErrCpl:
@@ -61999,9 +62092,6 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     cpl_term = k_term_present | {{16{1'b0}}, e_cause$q};
                 end
         endcase
-    end
-    always @(*) begin
-        is_inv = (opcode$q == k_op_send_inv) | (opcode$q == k_op_send_se_inv);
     end
     always @(*) begin
         rs_inv = (inv$q << 32'h18) | ((inv$q & 32'hff00) << 32'h8) | ((inv$q >> 32'h8) & 32'hff00) | (inv$q >> 32'h18);
@@ -62305,6 +62395,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         cq$write = 1'b1;
                     end
                 end
+            SpState$Cpl:
+                begin
+                    if (~cq$full & ~pcq$full) begin
+                        cq$write = 1'b1;
+                    end
+                end
             SpState$Drain:
                 begin
                     if (~cq$full) begin
@@ -62335,6 +62431,10 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
             SpState$End:
                 begin
                     cq_in = k_cmd_end;
+                end
+            SpState$Cpl:
+                begin
+                    cq_in = k_cmd_cpl;
                 end
             SpState$Drain:
                 begin
@@ -63291,8 +63391,8 @@ endmodule // rnic_versa5g$core$rx_send$sp$dq$wr_ptr_d
 module rnic_versa5g$core$rx_send$sp$dstate(d,q,clock);
 
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
 
     // Enums
@@ -63302,11 +63402,12 @@ module rnic_versa5g$core$rx_send$sp$dstate(d,q,clock);
     localparam DState$Hdr = 1;
     localparam DState$Data = 2;
     localparam DState$End = 3;
+    localparam DState$Cpl = 4;
     /* verilator lint_on UNUSEDPARAM */
 
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
 
     always @(posedge clock) begin
@@ -63917,6 +64018,229 @@ module rnic_versa5g$core$rx_send$sp$paddr(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$paddr
+
+
+module rnic_versa5g$core$rx_send$sp$pcq(clock,reset,write,data_in,full,read,data_out,empty,count);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  write;
+    input wire  [171:0] data_in;
+    output reg  full;
+    input wire  read;
+    output reg  [171:0] data_out;
+    output reg  empty;
+    output reg  [3:0] count;
+
+    // Constant declarations
+    localparam  depth = 4'h8;
+
+    // Stub signals
+    reg  [2:0] ram$read_address;
+    reg  ram$read_clock;
+    wire  [171:0] ram$read_data;
+    reg  [2:0] ram$write_address;
+    reg  ram$write_clock;
+    reg  [171:0] ram$write_data;
+    reg  ram$write_enable;
+    reg  [3:0] wr_ptr$d;
+    wire  [3:0] wr_ptr$q;
+    reg  wr_ptr$clock;
+    reg  [3:0] wr_ptr_d$d;
+    wire  [3:0] wr_ptr_d$q;
+    reg  wr_ptr_d$clock;
+    reg  [3:0] rd_ptr$d;
+    wire  [3:0] rd_ptr$q;
+    reg  rd_ptr$clock;
+
+    // Local signals
+    reg  [3:0] rd_next;
+    reg  [3:0] used;
+
+    // Sub module instances
+    rnic_versa5g$core$rx_send$sp$pcq$ram ram(
+        .read_address(ram$read_address),
+        .read_clock(ram$read_clock),
+        .read_data(ram$read_data),
+        .write_address(ram$write_address),
+        .write_clock(ram$write_clock),
+        .write_data(ram$write_data),
+        .write_enable(ram$write_enable)
+    );
+    rnic_versa5g$core$rx_send$sp$pcq$wr_ptr wr_ptr(
+        .d(wr_ptr$d),
+        .q(wr_ptr$q),
+        .clock(wr_ptr$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$pcq$wr_ptr_d wr_ptr_d(
+        .d(wr_ptr_d$d),
+        .q(wr_ptr_d$q),
+        .clock(wr_ptr_d$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$pcq$rd_ptr rd_ptr(
+        .d(rd_ptr$d),
+        .q(rd_ptr$q),
+        .clock(rd_ptr$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        wr_ptr$clock = clock;
+    end
+    always @(*) begin
+        wr_ptr_d$clock = clock;
+    end
+    always @(*) begin
+        rd_ptr$clock = clock;
+    end
+    always @(*) begin
+        wr_ptr$d = wr_ptr$q;
+        if (write & ~full) begin
+            wr_ptr$d = wr_ptr$q + 4'h1;
+        end
+        if (reset) begin
+            wr_ptr$d = 4'h0;
+        end
+    end
+    always @(*) begin
+        wr_ptr_d$d = wr_ptr_d$q;
+        wr_ptr_d$d = wr_ptr$q;
+        if (reset) begin
+            wr_ptr_d$d = 4'h0;
+        end
+    end
+    always @(*) begin
+        rd_ptr$d = rd_ptr$q;
+        rd_ptr$d = rd_next;
+        if (reset) begin
+            rd_ptr$d = 4'h0;
+        end
+    end
+    always @(*) begin
+        ram$read_clock = clock;
+    end
+    always @(*) begin
+        ram$write_clock = clock;
+    end
+    always @(*) begin
+        used = wr_ptr$q - rd_ptr$q;
+    end
+    always @(*) begin
+        count = used;
+    end
+    always @(*) begin
+        full = used >= depth;
+    end
+    always @(*) begin
+        empty = rd_ptr$q == wr_ptr_d$q;
+    end
+    always @(*) begin
+        rd_next = rd_ptr$q;
+        if (read & ~empty) begin
+            rd_next = rd_ptr$q + 4'h1;
+        end
+    end
+    always @(*) begin
+        ram$read_address = rd_next[(32'h0)+:(3)];
+    end
+    always @(*) begin
+        data_out = ram$read_data;
+    end
+    always @(*) begin
+        ram$write_address = wr_ptr$q[(32'h0)+:(3)];
+    end
+    always @(*) begin
+        ram$write_data = data_in;
+    end
+    always @(*) begin
+        ram$write_enable = write & ~full;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$pcq
+
+
+module rnic_versa5g$core$rx_send$sp$pcq$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [2:0] read_address;
+    input wire  read_clock;
+    output reg  [171:0] read_data;
+    input wire  [2:0] write_address;
+    input wire  write_clock;
+    input wire  [171:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[171:0] mem[7:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_versa5g$core$rx_send$sp$pcq$ram
+
+
+module rnic_versa5g$core$rx_send$sp$pcq$rd_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$pcq$rd_ptr
+
+
+module rnic_versa5g$core$rx_send$sp$pcq$wr_ptr(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$pcq$wr_ptr
+
+
+module rnic_versa5g$core$rx_send$sp$pcq$wr_ptr_d(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$pcq$wr_ptr_d
 
 
 module rnic_versa5g$core$rx_send$sp$pd(d,q,clock);

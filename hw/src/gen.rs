@@ -234,6 +234,12 @@ const UNUSED_OK: &[Unused] = &[
         "send_place's data queue needs only its full and empty flags",
     ),
     unused(
+        &["rx_send$sp"],
+        "pcq$count",
+        4,
+        "send_place's completion-record queue needs only its full and empty flags",
+    ),
+    unused(
         &["ddp_rx"],
         "w0",
         192,

@@ -74,9 +74,13 @@
 //! * **control** (`state`): takes a header from `hq` and does items 1–6
 //!   above (WQE, checks, SGE walk, translation), handing the data stage a
 //!   command per piece `{bus address, octets}` and one per segment end
-//!   (`cq`, 4 commands). It waits for the data stage to be idle (every
-//!   command done) only before what must follow the data: the completion
-//!   record, a Terminate request, a received Terminate's report.
+//!   (`cq`, 4 commands). A message's completion record goes into a queue
+//!   of records (`pcq`, 8) with a command of its own ([`CMD_CPL`]) behind
+//!   the message's, so the data stage sends it after the data and the
+//!   control stage consumes the WQE and goes on to the next segment at
+//!   once. It waits for the data stage to be idle (every command done) only
+//!   before a Terminate request, an error completion, a received
+//!   Terminate's report.
 //! * **data** (`dstate`): per piece a DMA write header, then its beats
 //!   through the realigner (24 octets, so a beat goes in and one out every
 //!   clock at any alignment); per segment end, the segment's remaining beats
@@ -110,14 +114,21 @@ use rust_hdl::prelude::*;
 pub const HQ_W: usize = 215;
 /// Width of a data-queue entry: data 0, keep 64, last 68.
 pub const DQ_W: usize = 69;
-/// Width of a command: kind 0 (bit 0: end of segment, bit 1: capture the
-/// first 8 octets), n 2 (octets of a piece), bus address 18.
+/// Width of a command: kind 0 (0: a piece; bit 0: end of segment, with
+/// bit 1: capture the first 8 octets; 2: a completion, [`CMD_CPL`]), n 2
+/// (octets of a piece), bus address 18.
 pub const CQ_W: usize = 82;
 /// Command kind: the end of a segment (its remaining beats are dropped).
 pub const CMD_END: u64 = 1;
 /// Command kind: the end of a segment, its first 8 octets captured (a
 /// Terminate's or Read Request's header for the firmware).
 pub const CMD_END_CAPTURE: u64 = 3;
+/// Command kind: the completion record at the head of `pcq` goes out (after
+/// every earlier command's data).
+pub const CMD_CPL: u64 = 2;
+/// Width of a pending completion record: cq 0, wr_id 4, byte_len 68, qpn
+/// 100, flags 132, imm 140 (LSB positions).
+pub const PC_W: usize = 172;
 
 /// The data stage (module doc, "Pipeline").
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -131,6 +142,8 @@ pub enum DState {
     /// The end of a segment: the rest of its beats (through `last`) are
     /// taken without being written; the realigner is emptied.
     End,
+    /// A message's completion record (`pcq`'s head) out to `cpl_*`.
+    Cpl,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
@@ -399,6 +412,12 @@ pub struct SendPlace {
     dq: Fifo<Bits<DQ_W>, 6, 7>,
     /// Commands from the control stage to the data stage.
     cq: Fifo<Bits<CQ_W>, 2, 3>,
+    /// Completion records waiting for their `CMD_CPL` (module doc,
+    /// "Pipeline"); one per such command in `cq` or in the data stage.
+    pcq: Fifo<Bits<PC_W>, 3, 4>,
+    /// The control stage's completion record (the current message's).
+    rec: Signal<Local, Bits<PC_W>>,
+    k_cmd_cpl: Constant<Bits<CQ_W>>,
     hq_in: Signal<Local, Bits<HQ_W>>,
     dq_in: Signal<Local, Bits<DQ_W>>,
     cq_in: Signal<Local, Bits<CQ_W>>,
@@ -659,6 +678,9 @@ impl Default for SendPlace {
             hq: Default::default(),
             dq: Default::default(),
             cq: Default::default(),
+            pcq: Default::default(),
+            rec: Default::default(),
+            k_cmd_cpl: k(CMD_CPL),
             hq_in: Default::default(),
             dq_in: Default::default(),
             cq_in: Default::default(),
@@ -727,7 +749,7 @@ impl Logic for SendPlace {
             c_prot, pd, key_r, t_addr, t_avail, c_reuse, c_inv, c_inv_err, c_addr, c_n, mid_r,
             inv_pend, dstate, d_capt
         );
-        clock!(self, clock, hq, dq, cq);
+        clock!(self, clock, hq, dq, cq, pcq);
 
         // ---- defaults
         self.req_valid.next = false;
@@ -745,15 +767,10 @@ impl Logic for SendPlace {
         self.dma_wr_len.next = self.pn.q.val().get_bits::<16>(0);
         self.dma_wr_data.next = self.gbuf.q.val().get_bits::<64>(0);
 
-        self.cpl_cq.next = self.w_cq.q.val();
-        self.cpl_wr_id.next = self.w_wr_id.q.val();
-        self.cpl_byte_len.next = self.mo.q.val() + bit_cast::<32, 16>(self.len.q.val());
-        self.cpl_qpn.next = self.qpn.q.val();
-        self.cpl_opcode.next = self.k_wc_recv.val();
-        self.cpl_status.next = 0.into();
+        // The current message's completion record (control registers):
+        // `Cpl` queues it in `pcq`, the data stage sends it after the data.
         self.cpl_flags.next = 0.into();
         self.cpl_imm.next = 0.into();
-        self.cpl_term.next = 0.into();
         if (self.opcode.q.val() == self.k_op_send_se.val())
             | (self.opcode.q.val() == self.k_op_send_se_inv.val())
         {
@@ -765,6 +782,27 @@ impl Logic for SendPlace {
             self.cpl_flags.next = self.cpl_flags.val() | self.k_f_inv.val();
             self.cpl_imm.next = self.inv.q.val();
         }
+        self.rec.next = bit_cast::<PC_W, 4>(self.w_cq.q.val())
+            | (bit_cast::<PC_W, 64>(self.w_wr_id.q.val()) << 4)
+            | (bit_cast::<PC_W, 32>(self.mo.q.val() + bit_cast::<32, 16>(self.len.q.val())) << 68)
+            | (bit_cast::<PC_W, 32>(self.qpn.q.val()) << 100)
+            | (bit_cast::<PC_W, 8>(self.cpl_flags.val()) << 132)
+            | (bit_cast::<PC_W, 32>(self.cpl_imm.val()) << 140);
+        self.pcq.reset.next = self.reset.val();
+        self.pcq.data_in.next = self.rec.val();
+        self.pcq.write.next = false;
+        self.pcq.read.next = false;
+        // What `cpl_*` shows by default: the queued record at `pcq`'s head
+        // (the data stage's `Cpl`); `ErrCpl` shows the control stage's.
+        self.cpl_cq.next = self.pcq.data_out.val().get_bits::<4>(0);
+        self.cpl_wr_id.next = self.pcq.data_out.val().get_bits::<64>(4);
+        self.cpl_byte_len.next = self.pcq.data_out.val().get_bits::<32>(68);
+        self.cpl_qpn.next = self.pcq.data_out.val().get_bits::<32>(100);
+        self.cpl_flags.next = self.pcq.data_out.val().get_bits::<8>(132);
+        self.cpl_imm.next = self.pcq.data_out.val().get_bits::<32>(140);
+        self.cpl_opcode.next = self.k_wc_recv.val();
+        self.cpl_status.next = 0.into();
+        self.cpl_term.next = 0.into();
 
         // The Terminate's echo: the segment's untagged DDP header with the
         // RDMAP control octet (RFC 5041 §4.3, RFC 5040 §4.1; big-endian).
@@ -1042,6 +1080,18 @@ impl Logic for SendPlace {
                     }
                 }
             }
+            DState::Cpl => {
+                // Every earlier command's beats are taken (commands run in
+                // order): the completion lands after the message's data.
+                // (`pcq` was written with the command, so its head shows
+                // when the command does; `empty` only guards it.)
+                self.cpl_valid.next = !self.pcq.empty.val();
+                if !self.pcq.empty.val() & self.cpl_ready.val() {
+                    self.pcq.read.next = true;
+                    self.c_send.d.next = self.c_send.q.val() + 1;
+                    self.dstate.d.next = DState::Idle;
+                }
+            }
             DState::End => {
                 if self.in_done.q.val() {
                     // Octets a refused or over-long segment left in the
@@ -1068,6 +1118,8 @@ impl Logic for SendPlace {
                 self.d_capt.d.next = self.cq.data_out.val().get_bit(1);
                 self.rt_first.d.next = true;
                 self.dstate.d.next = DState::End;
+            } else if self.cq.data_out.val().get_bit(1) {
+                self.dstate.d.next = DState::Cpl;
             } else {
                 self.paddr.d.next = self.cq.data_out.val().get_bits::<64>(18);
                 self.pn.d.next = bit_cast::<32, 16>(self.cmd_n.val());
@@ -1332,11 +1384,14 @@ impl Logic for SendPlace {
                 }
             }
             SpState::Cpl => {
-                // After the message's last data beat was taken: on an
-                // ordered DMA stream the CQE lands after the data.
-                self.cpl_valid.next = self.d_idle.val();
-                if self.d_idle.val() & self.cpl_ready.val() {
-                    self.c_send.d.next = self.c_send.q.val() + 1;
+                // The record waits in `pcq` for the data stage, which sends
+                // it after the message's last data beat (its `CMD_CPL`
+                // follows the message's commands): on an ordered DMA stream
+                // the CQE lands after the data. The control stage goes on.
+                self.cq_in.next = self.k_cmd_cpl.val();
+                if !self.cq.full.val() & !self.pcq.full.val() {
+                    self.cq.write.next = true;
+                    self.pcq.write.next = true;
                     self.state.d.next = SpState::Adv;
                 }
             }
@@ -1374,7 +1429,11 @@ impl Logic for SendPlace {
                 }
             }
             SpState::ErrCpl => {
+                // (the data stage is idle: `ErrTerm` waited for it)
                 self.cpl_valid.next = true;
+                self.cpl_cq.next = self.w_cq.q.val();
+                self.cpl_wr_id.next = self.w_wr_id.q.val();
+                self.cpl_qpn.next = self.qpn.q.val();
                 self.cpl_status.next = self.e_status.q.val();
                 self.cpl_byte_len.next = 0.into();
                 self.cpl_flags.next = 0.into();
