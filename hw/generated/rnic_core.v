@@ -48358,6 +48358,21 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     reg  [31:0] cbase$d;
     wire  [31:0] cbase$q;
     reg  cbase$clock;
+    reg  sdone$d;
+    wire  sdone$q;
+    reg  sdone$clock;
+    reg  pre_v$d;
+    wire  pre_v$q;
+    reg  pre_v$clock;
+    reg  [2:0] pre_sge$d;
+    wire  [2:0] pre_sge$q;
+    reg  pre_sge$clock;
+    reg  [63:0] pre_addr$d;
+    wire  [63:0] pre_addr$q;
+    reg  pre_addr$clock;
+    reg  [31:0] pre_left$d;
+    wire  [31:0] pre_left$q;
+    reg  pre_left$clock;
     reg  [31:0] m$d;
     wire  [31:0] m$q;
     reg  m$clock;
@@ -48671,6 +48686,31 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         .q(cbase$q),
         .clock(cbase$clock)
     );
+    rnic_core$rx_send$sp$sdone sdone(
+        .d(sdone$d),
+        .q(sdone$q),
+        .clock(sdone$clock)
+    );
+    rnic_core$rx_send$sp$pre_v pre_v(
+        .d(pre_v$d),
+        .q(pre_v$q),
+        .clock(pre_v$clock)
+    );
+    rnic_core$rx_send$sp$pre_sge pre_sge(
+        .d(pre_sge$d),
+        .q(pre_sge$q),
+        .clock(pre_sge$clock)
+    );
+    rnic_core$rx_send$sp$pre_addr pre_addr(
+        .d(pre_addr$d),
+        .q(pre_addr$q),
+        .clock(pre_addr$clock)
+    );
+    rnic_core$rx_send$sp$pre_left pre_left(
+        .d(pre_left$d),
+        .q(pre_left$q),
+        .clock(pre_left$clock)
+    );
     rnic_core$rx_send$sp$m m(
         .d(m$d),
         .q(m$q),
@@ -48977,6 +49017,21 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         cbase$clock = clock;
     end
     always @(*) begin
+        sdone$clock = clock;
+    end
+    always @(*) begin
+        pre_v$clock = clock;
+    end
+    always @(*) begin
+        pre_sge$clock = clock;
+    end
+    always @(*) begin
+        pre_addr$clock = clock;
+    end
+    always @(*) begin
+        pre_left$clock = clock;
+    end
+    always @(*) begin
         m$clock = clock;
     end
     always @(*) begin
@@ -49160,7 +49215,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 end
             SpState$SChk:
                 begin
-                    if (ck$q == nsge_r$q) begin
+                    if (sdone$q) begin
                         state$d = SpState$CalcA;
                     end
                     else if (s_len == 32'h0) begin
@@ -49186,6 +49241,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 begin
                     if (x_len == 32'h0) begin
                         state$d = SpState$End;
+                    end
+                    else if (pre_v$q & (pre_sge$q == ck$q) & (off_r$q == 32'h0)) begin
+                        state$d = SpState$Calc;
                     end
                     else begin
                         if (chk_ready) begin
@@ -49503,14 +49561,29 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             SpState$Decide:
                 begin
                     ck$d = 3'h0;
+                    if (w_status$q == 2'h3) begin
+                    end
+                    else if (w_status$q == 2'h1) begin
+                    end
+                    else if (w_msn$q != msn$q) begin
+                    end
+                    else if (w_status$q == 2'h2) begin
+                    end
+                    else if ({{2{1'b0}}, mo$q} > total_r$q) begin
+                    end
+                    else if (msg_end_r$q > total_r$q) begin
+                    end
+                    else if (mo$q == 32'h0) begin
+                        ck$d = nsge_r$q - 3'h1;
+                    end
                 end
             SpState$SChk:
                 begin
-                    if (ck$q == nsge_r$q) begin
+                    if (sdone$q) begin
                         ck$d = 3'h0;
                     end
                     else if (s_len == 32'h0) begin
-                        ck$d = ck$q + 3'h1;
+                        ck$d = ck$q - 3'h1;
                     end
                 end
             SpState$SRes:
@@ -49519,7 +49592,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                         if (res_fault != 3'h0) begin
                         end
                         else begin
-                            ck$d = ck$q + 3'h1;
+                            ck$d = ck$q - 3'h1;
                         end
                     end
                 end
@@ -49540,7 +49613,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 end
             SpState$SChk:
                 begin
-                    if (ck$q == nsge_r$q) begin
+                    if (sdone$q) begin
                         cbase$d = 32'h0;
                     end
                 end
@@ -49548,6 +49621,105 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 begin
                     if (({{1{1'b0}}, m$q} >= cend) & (r$q != 32'h0) & (ck$q != 3'h5)) begin
                         cbase$d = cend[(32'h0)+:(32)];
+                    end
+                end
+        endcase
+    end
+    always @(*) begin
+        sdone$d = sdone$q;
+        case (state$q)
+            SpState$Decide:
+                begin
+                    sdone$d = nsge_r$q == 3'h0;
+                end
+            SpState$SChk:
+                begin
+                    if (sdone$q) begin
+                    end
+                    else if (s_len == 32'h0) begin
+                        sdone$d = ck$q == 3'h0;
+                    end
+                end
+            SpState$SRes:
+                begin
+                    if (res_valid) begin
+                        if (res_fault != 3'h0) begin
+                        end
+                        else begin
+                            sdone$d = ck$q == 3'h0;
+                        end
+                    end
+                end
+        endcase
+    end
+    always @(*) begin
+        pre_v$d = pre_v$q;
+        case (state$q)
+            SpState$Decide:
+                begin
+                    pre_v$d = 1'b0;
+                end
+            SpState$SRes:
+                begin
+                    if (res_valid) begin
+                        if (res_fault != 3'h0) begin
+                        end
+                        else begin
+                            pre_v$d = 1'b1;
+                        end
+                    end
+                end
+            SpState$XChk:
+                begin
+                    if (x_len == 32'h0) begin
+                    end
+                    else if (pre_v$q & (pre_sge$q == ck$q) & (off_r$q == 32'h0)) begin
+                        pre_v$d = 1'b0;
+                    end
+                end
+        endcase
+    end
+    always @(*) begin
+        pre_sge$d = pre_sge$q;
+        case (state$q)
+            SpState$SRes:
+                begin
+                    if (res_valid) begin
+                        if (res_fault != 3'h0) begin
+                        end
+                        else begin
+                            pre_sge$d = ck$q;
+                        end
+                    end
+                end
+        endcase
+    end
+    always @(*) begin
+        pre_addr$d = pre_addr$q;
+        case (state$q)
+            SpState$SRes:
+                begin
+                    if (res_valid) begin
+                        if (res_fault != 3'h0) begin
+                        end
+                        else begin
+                            pre_addr$d = res_addr;
+                        end
+                    end
+                end
+        endcase
+    end
+    always @(*) begin
+        pre_left$d = pre_left$q;
+        case (state$q)
+            SpState$SRes:
+                begin
+                    if (res_valid) begin
+                        if (res_fault != 3'h0) begin
+                        end
+                        else begin
+                            pre_left$d = res_page_left;
+                        end
                     end
                 end
         endcase
@@ -50103,6 +50275,14 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         t_addr$d = t_addr$q;
         case (state$q)
+            SpState$XChk:
+                begin
+                    if (x_len == 32'h0) begin
+                    end
+                    else if (pre_v$q & (pre_sge$q == ck$q) & (off_r$q == 32'h0)) begin
+                        t_addr$d = pre_addr$q;
+                    end
+                end
             SpState$XRes:
                 begin
                     if (res_valid) begin
@@ -50120,6 +50300,17 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         t_avail$d = t_avail$q;
         case (state$q)
+            SpState$XChk:
+                begin
+                    if (x_len == 32'h0) begin
+                    end
+                    else if (pre_v$q & (pre_sge$q == ck$q) & (off_r$q == 32'h0)) begin
+                        t_avail$d = avail_r$q;
+                        if (pre_left$q < avail_r$q) begin
+                            t_avail$d = pre_left$q;
+                        end
+                    end
+                end
             SpState$XRes:
                 begin
                     if (res_valid) begin
@@ -50140,6 +50331,14 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
     always @(*) begin
         c_reuse$d = c_reuse$q;
         case (state$q)
+            SpState$XChk:
+                begin
+                    if (x_len == 32'h0) begin
+                    end
+                    else if (pre_v$q & (pre_sge$q == ck$q) & (off_r$q == 32'h0)) begin
+                        c_reuse$d = c_reuse$q + 32'h1;
+                    end
+                end
             SpState$Push:
                 begin
                     if (~cq$full) begin
@@ -50612,7 +50811,7 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
         case (state$q)
             SpState$SChk:
                 begin
-                    if (ck$q == nsge_r$q) begin
+                    if (sdone$q) begin
                     end
                     else if (s_len == 32'h0) begin
                     end
@@ -50623,6 +50822,8 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             SpState$XChk:
                 begin
                     if (x_len == 32'h0) begin
+                    end
+                    else if (pre_v$q & (pre_sge$q == ck$q) & (off_r$q == 32'h0)) begin
                     end
                     else begin
                         chk_valid = 1'b1;
@@ -52739,6 +52940,82 @@ module rnic_core$rx_send$sp$pn(d,q,clock);
 endmodule // rnic_core$rx_send$sp$pn
 
 
+module rnic_core$rx_send$sp$pre_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$pre_addr
+
+
+module rnic_core$rx_send$sp$pre_left(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$pre_left
+
+
+module rnic_core$rx_send$sp$pre_sge(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$pre_sge
+
+
+module rnic_core$rx_send$sp$pre_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$pre_v
+
+
 module rnic_core$rx_send$sp$prem(d,q,clock);
 
     // Module arguments
@@ -52851,6 +53128,25 @@ module rnic_core$rx_send$sp$rt_first(d,q,clock);
     end
 
 endmodule // rnic_core$rx_send$sp$rt_first
+
+
+module rnic_core$rx_send$sp$sdone(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$rx_send$sp$sdone
 
 
 module rnic_core$rx_send$sp$state(d,q,clock);

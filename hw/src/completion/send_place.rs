@@ -49,10 +49,14 @@
 //!    fault, and Linux siw answers a failed receive SGE check this way), the
 //!    error completion `LocalProtectionError`, QP to error, nothing of the
 //!    segment written. This runs on the message's first segment (MO = 0),
-//!    so a Send into a bad buffer writes nothing. Then, on every segment,
-//!    every piece is translated (`XChk`/`XRes`): a full TPT check of the
-//!    octets the piece writes, giving the bus address and the octets left
-//!    in its page (pieces also end at page ends).
+//!    from the last SGE down to SGE 0, so a Send into a bad buffer writes
+//!    nothing. Then, on every segment, every piece is translated
+//!    (`XChk`/`XRes`): a full TPT check of the octets the piece writes,
+//!    giving the bus address and the octets left in its page (pieces also
+//!    end at page ends). A piece that starts at the first octet of the SGE
+//!    the sweep checked last (the first segment's first piece) takes that
+//!    answer instead, and a piece that follows on in the same page the
+//!    previous piece's translation, without a TPT round trip.
 //!
 //! 6. Send with Invalidate / Send with SE and Invalidate (RFC 5040 §5.3,
 //!    §6.10): after the message's last segment is placed, its Invalidate
@@ -357,6 +361,16 @@ pub struct SendPlace {
     /// and the message octet it starts at (`CalcA`).
     ck: DFF<Bits<3>>,
     cbase: DFF<Bits<32>>,
+    /// The SGE sweep of `SChk` is through (it runs from the last SGE down
+    /// to SGE 0).
+    sdone: DFF<Bit>,
+    /// The sweep's last answer: the translation of SGE `pre_sge`'s first
+    /// octet (`pre_addr`, octets left in its page), which the segment's
+    /// first piece uses instead of a TPT round trip when it starts there.
+    pre_v: DFF<Bit>,
+    pre_sge: DFF<Bits<3>>,
+    pre_addr: DFF<Bits<64>>,
+    pre_left: DFF<Bits<32>>,
     /// `cbase` + the length of SGE `ck`: where it ends in the message.
     cend: Signal<Local, Bits<33>>,
     m: DFF<Bits<32>>,
@@ -392,7 +406,8 @@ pub struct SendPlace {
     key_r: DFF<Bits<32>>,
     t_addr: DFF<Bits<64>>,
     t_avail: DFF<Bits<32>>,
-    /// Pieces placed with the previous piece's translation (same page).
+    /// Pieces placed without a TPT round trip of their own: the previous
+    /// piece's translation (same page) or the SGE sweep's last answer.
     c_reuse: DFF<Bits<32>>,
     // ---- registered arithmetic (Sum, CalcA, CalcB)
     total_r: DFF<Bits<34>>,
@@ -664,6 +679,11 @@ impl Default for SendPlace {
             pd: Default::default(),
             key_r: Default::default(),
             t_addr: Default::default(),
+            sdone: Default::default(),
+            pre_v: Default::default(),
+            pre_sge: Default::default(),
+            pre_addr: Default::default(),
+            pre_left: Default::default(),
             t_avail: Default::default(),
             c_reuse: Default::default(),
             total_r: Default::default(),
@@ -743,11 +763,11 @@ impl Logic for SendPlace {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, opcode, ddp_last, qn, msn, mo, inv, len, conn, qpn, w_status,
-            w_msn, w_cq, w_wr_id, nsge_r, tot, ck, cbase, m, r, paddr, pn, prem, gbuf, cnt,
-            in_done, gk_r, pmore_r, e_cause, e_cqe, e_status, rt_data, rt_first, c_send, c_term_tx,
-            c_term_rx, c_drop, c_rreq, total_r, msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r,
-            c_prot, pd, key_r, t_addr, t_avail, c_reuse, c_inv, c_inv_err, c_addr, c_n, mid_r,
-            inv_pend, dstate, d_capt
+            w_msn, w_cq, w_wr_id, nsge_r, tot, ck, cbase, sdone, pre_v, pre_sge, pre_addr,
+            pre_left, m, r, paddr, pn, prem, gbuf, cnt, in_done, gk_r, pmore_r, e_cause, e_cqe,
+            e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx, c_drop, c_rreq, total_r,
+            msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r, c_prot, pd, key_r, t_addr, t_avail,
+            c_reuse, c_inv, c_inv_err, c_addr, c_n, mid_r, inv_pend, dstate, d_capt
         );
         clock!(self, clock, hq, dq, cq, pcq);
 
@@ -1184,9 +1204,12 @@ impl Logic for SendPlace {
                 self.state.d.next = SpState::Decide;
             }
             SpState::Decide => {
-                // (the SGE walk starts at SGE 0, message octet 0)
+                // (the SGE walk starts at SGE 0, message octet 0; the
+                // checks of a message's first segment at its last SGE)
                 self.ck.d.next = 0.into();
                 self.cbase.d.next = 0.into();
+                self.pre_v.d.next = false;
+                self.sdone.d.next = self.nsge_r.q.val() == 0;
                 self.e_cqe.d.next = false;
                 self.e_status.d.next = self.k_wc_len_err.val();
                 self.m.d.next = self.mo.q.val();
@@ -1213,7 +1236,10 @@ impl Logic for SendPlace {
                     self.e_cause.d.next = self.k_c_long.val();
                     self.e_cqe.d.next = true;
                 } else if self.mo.q.val() == 0 {
-                    // The message's first segment: check its whole buffer.
+                    // The message's first segment: check its whole buffer,
+                    // from the last SGE down, so the last answer is the
+                    // first SGE's (with octets) translation.
+                    self.ck.d.next = self.nsge_r.q.val() - 1;
                     self.state.d.next = SpState::SChk;
                 } else {
                     // Later segments: each piece's translation is a full
@@ -1226,13 +1252,14 @@ impl Logic for SendPlace {
             // whole SGE inside the region), before any octet of the segment
             // is taken: a refused Send writes nothing.
             SpState::SChk => {
-                if self.ck.q.val() == self.nsge_r.q.val() {
+                if self.sdone.q.val() {
                     // All checked: place from SGE 0 (CalcA).
                     self.ck.d.next = 0.into();
                     self.cbase.d.next = 0.into();
                     self.state.d.next = SpState::CalcA;
                 } else if self.s_len.val() == 0 {
-                    self.ck.d.next = self.ck.q.val() + 1;
+                    self.ck.d.next = self.ck.q.val() - 1;
+                    self.sdone.d.next = self.ck.q.val() == 0;
                 } else {
                     self.chk_valid.next = true;
                     if self.chk_ready.val() {
@@ -1250,7 +1277,12 @@ impl Logic for SendPlace {
                         self.e_status.d.next = self.k_wc_prot.val();
                         self.state.d.next = SpState::ErrDrain;
                     } else {
-                        self.ck.d.next = self.ck.q.val() + 1;
+                        self.pre_v.d.next = true;
+                        self.pre_sge.d.next = self.ck.q.val();
+                        self.pre_addr.d.next = self.res_addr.val();
+                        self.pre_left.d.next = self.res_page_left.val();
+                        self.ck.d.next = self.ck.q.val() - 1;
+                        self.sdone.d.next = self.ck.q.val() == 0;
                         self.state.d.next = SpState::SChk;
                     }
                 }
@@ -1261,6 +1293,21 @@ impl Logic for SendPlace {
                 if self.x_len.val() == 0 {
                     // Nothing left to place (Calc would find n = 0).
                     self.state.d.next = SpState::End;
+                } else if self.pre_v.q.val()
+                    & (self.pre_sge.q.val() == self.ck.q.val())
+                    & (self.off_r.q.val() == 0)
+                {
+                    // The piece starts at the first octet of the SGE the
+                    // sweep checked last (whole, a moment ago): its answer
+                    // is this translation.
+                    self.pre_v.d.next = false;
+                    self.c_reuse.d.next = self.c_reuse.q.val() + 1;
+                    self.t_addr.d.next = self.pre_addr.q.val();
+                    self.t_avail.d.next = self.avail_r.q.val();
+                    if self.pre_left.q.val() < self.avail_r.q.val() {
+                        self.t_avail.d.next = self.pre_left.q.val();
+                    }
+                    self.state.d.next = SpState::Calc;
                 } else {
                     self.chk_valid.next = true;
                     if self.chk_ready.val() {
