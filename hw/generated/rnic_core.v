@@ -49285,7 +49285,10 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
                 begin
                     if (~cq$full) begin
                         state$d = SpState$CalcA;
-                        if (t_avail$q != c_n$q) begin
+                        if (r$q == c_n$q) begin
+                            state$d = SpState$End;
+                        end
+                        else if (t_avail$q != c_n$q) begin
                             state$d = SpState$Calc;
                         end
                     end
@@ -50342,7 +50345,9 @@ module rnic_core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid,ut_read
             SpState$Push:
                 begin
                     if (~cq$full) begin
-                        if (t_avail$q != c_n$q) begin
+                        if (r$q == c_n$q) begin
+                        end
+                        else if (t_avail$q != c_n$q) begin
                             c_reuse$d = c_reuse$q + 32'h1;
                         end
                     end

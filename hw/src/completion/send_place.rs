@@ -1382,7 +1382,11 @@ impl Logic for SendPlace {
                     // trip (XChk/XRes).
                     self.t_addr.d.next = self.t_addr.q.val() + bit_cast::<64, 32>(self.c_n.q.val());
                     self.t_avail.d.next = self.t_avail.q.val() - self.c_n.q.val();
-                    if self.t_avail.q.val() != self.c_n.q.val() {
+                    // The segment's last piece: straight to its end command
+                    // (the walk would find nothing left to place).
+                    if self.r.q.val() == self.c_n.q.val() {
+                        self.state.d.next = SpState::End;
+                    } else if self.t_avail.q.val() != self.c_n.q.val() {
                         self.c_reuse.d.next = self.c_reuse.q.val() + 1;
                         self.state.d.next = SpState::Calc;
                     }
