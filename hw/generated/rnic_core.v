@@ -45786,6 +45786,7 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     reg  f_even$clock;
 
     // Local signals
+    reg  [9:0] wsh;
     reg  [127:0] sg;
     reg  [3:0] bk;
     reg  [63:0] x_base;
@@ -46207,7 +46208,7 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                 end
             RwState$Load:
                 begin
-                    if (beat$q == 4'h7) begin
+                    if ((beat$q == 4'h7) | ((beat$q != 4'h0) & ({{4{1'b0}}, beat$q} == w1$q[(32'h10)+:(8)] + 8'h1))) begin
                         state$d = RwState$Idle;
                     end
                 end
@@ -46277,7 +46278,7 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                 end
             RwState$Load:
                 begin
-                    if (beat$q == 4'h7) begin
+                    if ((beat$q == 4'h7) | ((beat$q != 4'h0) & ({{4{1'b0}}, beat$q} == w1$q[(32'h10)+:(8)] + 8'h1))) begin
                         pend$d = 1'b1;
                     end
                 end
@@ -46451,7 +46452,7 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
         wsg$d = wsg$q;
         if (state$q == RwState$Load) begin
             if (beat$q >= 4'h2) begin
-                wsg$d = {wbuf$read_data, wsg$q[767:128]};
+                wsg$d = wsg$q | ({{640{1'b0}}, wbuf$read_data} << wsh);
             end
         end
         if (bv) begin
@@ -46459,6 +46460,20 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
                 wsg$d = {bd, wsg$q[767:64]};
             end
         end
+        case (state$q)
+            RwState$Chk:
+                begin
+                    if (x_state != k_on) begin
+                    end
+                    else if (x_ci == x_prod) begin
+                    end
+                    else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
+                    end
+                    else if (hit) begin
+                        wsg$d = 768'h0;
+                    end
+                end
+        endcase
     end
     always @(*) begin
         tsum$d = tsum$q;
@@ -47092,6 +47107,9 @@ module rnic_core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_base,cfg_
     end
     always @(*) begin
         hi = wbuf$read_data[(32'h40)+:(64)];
+    end
+    always @(*) begin
+        wsh = {{6{1'b0}}, (beat$q - 4'h2)} << 32'h7;
     end
     always @(*) begin
         pd = x_pf - x_ci;

@@ -57347,6 +57347,7 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     reg  f_even$clock;
 
     // Local signals
+    reg  [9:0] wsh;
     reg  [127:0] sg;
     reg  [3:0] bk;
     reg  [63:0] x_base;
@@ -57768,7 +57769,7 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                 end
             RwState$Load:
                 begin
-                    if (beat$q == 4'h7) begin
+                    if ((beat$q == 4'h7) | ((beat$q != 4'h0) & ({{4{1'b0}}, beat$q} == w1$q[(32'h10)+:(8)] + 8'h1))) begin
                         state$d = RwState$Idle;
                     end
                 end
@@ -57838,7 +57839,7 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                 end
             RwState$Load:
                 begin
-                    if (beat$q == 4'h7) begin
+                    if ((beat$q == 4'h7) | ((beat$q != 4'h0) & ({{4{1'b0}}, beat$q} == w1$q[(32'h10)+:(8)] + 8'h1))) begin
                         pend$d = 1'b1;
                     end
                 end
@@ -58012,7 +58013,7 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
         wsg$d = wsg$q;
         if (state$q == RwState$Load) begin
             if (beat$q >= 4'h2) begin
-                wsg$d = (wsg$q >> 32'h80) | ({{640{1'b0}}, wbuf$read_data} << 32'h280);
+                wsg$d = wsg$q | ({{640{1'b0}}, wbuf$read_data} << wsh);
             end
         end
         if (bv) begin
@@ -58020,6 +58021,20 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
                 wsg$d = (wsg$q >> 32'h40) | ({{704{1'b0}}, bd} << 32'h2c0);
             end
         end
+        case (state$q)
+            RwState$Chk:
+                begin
+                    if (x_state != k_on) begin
+                    end
+                    else if (x_ci == x_prod) begin
+                    end
+                    else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
+                    end
+                    else if (hit) begin
+                        wsg$d = 768'h0;
+                    end
+                end
+        endcase
     end
     always @(*) begin
         tsum$d = tsum$q;
@@ -58653,6 +58668,9 @@ module rnic_versa5g$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_b
     end
     always @(*) begin
         hi = wbuf$read_data[(32'h40)+:(64)];
+    end
+    always @(*) begin
+        wsh = {{6{1'b0}}, (beat$q - 4'h2)} << 32'h7;
     end
     always @(*) begin
         pd = x_pf - x_ci;
