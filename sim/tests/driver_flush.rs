@@ -311,11 +311,13 @@ fn flush_scenario(name: &str, strict_device_stop: bool) {
             s2 - s1
         );
         // Segments TxSeg issued before the stop are still in the payload
-        // DMA / framer pipeline (at most its 4 payload reads) and leave
-        // after the firmware's RST, which the MAC merge puts between data
-        // frames (docs/rtl.md "QP send stop and Terminate receive"; seen: 2).
+        // DMA / framer pipeline and leave after the firmware's RST, which
+        // the MAC merge puts between data frames (docs/rtl.md "QP send stop
+        // and Terminate receive"): at most its 4 payload reads not yet
+        // drained into the framer (their descriptors in `tx_mpa` or its
+        // queue) and the 8 frames the framer's record FIFO holds (seen: 6).
         assert!(
-            rdma_after <= 4,
+            rdma_after <= 12,
             "A sent {rdma_after} RDMA segments after its RST (more than in flight)"
         );
     }
