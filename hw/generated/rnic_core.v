@@ -74334,6 +74334,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  nld;
     reg  swap;
     reg  [7:0] cur_nsge;
+    reg  [1023:0] pair_in;
     reg  [127:0] sge_raw;
     reg  hv;
     reg  pop;
@@ -75346,7 +75347,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     always @(*) begin
         hbuf$d = hbuf$q;
         if (lv$q) begin
-            hbuf$d = {dram1$read_data, dram$read_data, hbuf$q[1023:128]};
+            hbuf$d = (hbuf$q >> 32'h80) | pair_in;
         end
         if (swap) begin
             hbuf$d = nbuf$q;
@@ -75373,7 +75374,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     always @(*) begin
         nbuf$d = nbuf$q;
         if (nlv$q) begin
-            nbuf$d = {dram1$read_data, dram$read_data, nbuf$q[1023:128]};
+            nbuf$d = (nbuf$q >> 32'h80) | pair_in;
         end
     end
     always @(*) begin
@@ -75941,6 +75942,9 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         if ((lpair$q >= 3'h2) & ({{5{1'b0}}, (lpair$q - 3'h2)} < cur_nsge)) begin
             tadd = {{3{1'b0}}, dram1$read_data[(32'h0)+:(32)]};
         end
+    end
+    always @(*) begin
+        pair_in = {dram1$read_data, dram$read_data, {896{1'b0}}};
     end
     always @(*) begin
         swap = nb_on & pop & nbeat$q[32'h3] & ~nlv$q;

@@ -86377,6 +86377,7 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     reg  nld;
     reg  swap;
     reg  [7:0] cur_nsge;
+    reg  [1023:0] pair_in;
     reg  [127:0] sge_raw;
     reg  hv;
     reg  pop;
@@ -87389,7 +87390,7 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     always @(*) begin
         hbuf$d = hbuf$q;
         if (lv$q) begin
-            hbuf$d = (hbuf$q >> 32'h80) | ({{960{1'b0}}, dram1$read_data} << 32'h3c0) | ({{960{1'b0}}, dram$read_data} << 32'h380);
+            hbuf$d = (hbuf$q >> 32'h80) | pair_in;
         end
         if (swap) begin
             hbuf$d = nbuf$q;
@@ -87416,7 +87417,7 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     always @(*) begin
         nbuf$d = nbuf$q;
         if (nlv$q) begin
-            nbuf$d = (nbuf$q >> 32'h80) | ({{960{1'b0}}, dram1$read_data} << 32'h3c0) | ({{960{1'b0}}, dram$read_data} << 32'h380);
+            nbuf$d = (nbuf$q >> 32'h80) | pair_in;
         end
     end
     always @(*) begin
@@ -87984,6 +87985,9 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
         if ((lpair$q >= 3'h2) & ({{5{1'b0}}, (lpair$q - 3'h2)} < cur_nsge)) begin
             tadd = {{3{1'b0}}, dram1$read_data[(32'h0)+:(32)]};
         end
+    end
+    always @(*) begin
+        pair_in = ({{960{1'b0}}, dram1$read_data} << 32'h3c0) | ({{960{1'b0}}, dram$read_data} << 32'h380);
     end
     always @(*) begin
         swap = nb_on & pop & nbeat$q[32'h3] & ~nlv$q;

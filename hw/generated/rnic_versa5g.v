@@ -85914,6 +85914,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     reg  nld;
     reg  swap;
     reg  [7:0] cur_nsge;
+    reg  [1023:0] pair_in;
     reg  [127:0] sge_raw;
     reg  hv;
     reg  pop;
@@ -86926,7 +86927,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     always @(*) begin
         hbuf$d = hbuf$q;
         if (lv$q) begin
-            hbuf$d = (hbuf$q >> 32'h80) | ({{960{1'b0}}, dram1$read_data} << 32'h3c0) | ({{960{1'b0}}, dram$read_data} << 32'h380);
+            hbuf$d = (hbuf$q >> 32'h80) | pair_in;
         end
         if (swap) begin
             hbuf$d = nbuf$q;
@@ -86953,7 +86954,7 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
     always @(*) begin
         nbuf$d = nbuf$q;
         if (nlv$q) begin
-            nbuf$d = (nbuf$q >> 32'h80) | ({{960{1'b0}}, dram1$read_data} << 32'h3c0) | ({{960{1'b0}}, dram$read_data} << 32'h380);
+            nbuf$d = (nbuf$q >> 32'h80) | pair_in;
         end
     end
     always @(*) begin
@@ -87521,6 +87522,9 @@ module rnic_versa5g$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log
         if ((lpair$q >= 3'h2) & ({{5{1'b0}}, (lpair$q - 3'h2)} < cur_nsge)) begin
             tadd = {{3{1'b0}}, dram1$read_data[(32'h0)+:(32)]};
         end
+    end
+    always @(*) begin
+        pair_in = ({{960{1'b0}}, dram1$read_data} << 32'h3c0) | ({{960{1'b0}}, dram$read_data} << 32'h380);
     end
     always @(*) begin
         swap = nb_on & pop & nbeat$q[32'h3] & ~nlv$q;

@@ -323,6 +323,7 @@ pub struct WqeFetchN<const PR: usize> {
     fresh: DFF<Bits<2>>,
     /// `num_sge` of the WQE whose pair is on the RAM outputs.
     cur_nsge: Signal<Local, Bits<8>>,
+    pair_in: Signal<Local, Bits<1024>>,
     /// The head's SGE `sge_sel`: {lkey, length, addr}.
     sge_raw: Signal<Local, Bits<128>>,
     /// The head's 16 beats are in `hbuf`.
@@ -505,6 +506,7 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             swap: Default::default(),
             fresh: Default::default(),
             cur_nsge: Default::default(),
+            pair_in: Default::default(),
             sge_raw: Default::default(),
             hv: Default::default(),
             pop: Default::default(),
@@ -935,10 +937,12 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         {
             self.tadd.next = bit_cast::<35, 32>(self.dram1.read_data.val().get_bits::<32>(0));
         }
+        // The pair on the RAM outputs, shifted in at the top of the
+        // buffer it is for (the head's or the next head's).
+        self.pair_in.next = (bit_cast::<1024, 64>(self.dram1.read_data.val()) << 960)
+            | (bit_cast::<1024, 64>(self.dram.read_data.val()) << 896);
         if self.lv.q.val() {
-            self.hbuf.d.next = (self.hbuf.q.val() >> 128)
-                | (bit_cast::<1024, 64>(self.dram1.read_data.val()) << 960)
-                | (bit_cast::<1024, 64>(self.dram.read_data.val()) << 896);
+            self.hbuf.d.next = (self.hbuf.q.val() >> 128) | self.pair_in.val();
             self.tsum.d.next = self.tsum.q.val() + self.tadd.val();
             if self.lpair.q.val() == 0 {
                 self.lnsge.d.next = self.dram1.read_data.val().get_bits::<8>(16);
@@ -946,9 +950,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             }
         }
         if self.nlv.q.val() {
-            self.nbuf.d.next = (self.nbuf.q.val() >> 128)
-                | (bit_cast::<1024, 64>(self.dram1.read_data.val()) << 960)
-                | (bit_cast::<1024, 64>(self.dram.read_data.val()) << 896);
+            self.nbuf.d.next = (self.nbuf.q.val() >> 128) | self.pair_in.val();
             self.ntsum.d.next = self.ntsum.q.val() + self.tadd.val();
             if self.lpair.q.val() == 0 {
                 self.nlnsge.d.next = self.dram1.read_data.val().get_bits::<8>(16);
