@@ -534,6 +534,10 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
     /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
     /* verilator lint_off UNUSEDSIGNAL */
+    wire  [31:0] core$cnt_tx_push;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
+    /* verilator lint_off UNUSEDSIGNAL */
     wire  [31:0] core$cnt_db;
     /* verilator lint_on UNUSEDSIGNAL */
     // Unused on purpose: the core's counters have no register interface on the board: BAR0, which the UDP host bridge drives, has no counter registers (docs/bridge.md).
@@ -1384,6 +1388,7 @@ module rnic_ecpix5(clk100,rst_n,led_r,led_g,led_b,rgmii_rxc,rgmii_rx_ctl,rgmii_r
         .cnt_tx_segs(core$cnt_tx_segs),
         .cnt_tx_bad_wqe(core$cnt_tx_bad_wqe),
         .cnt_tx_fetch(core$cnt_tx_fetch),
+        .cnt_tx_push(core$cnt_tx_push),
         .cnt_db(core$cnt_db),
         .cnt_db_bad(core$cnt_db_bad),
         .cnt_dma_rd_cpl_bad(core$cnt_dma_rd_cpl_bad),
@@ -12014,7 +12019,7 @@ module rnic_ecpix5$button$dff1(d,q,clock);
 endmodule // rnic_ecpix5$button$dff1
 
 
-module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_fifo_hwm,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_rx_no_slot,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,ulp_span_used,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,ctrl_en_gate,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_fretx_defer,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
+module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_valid,mac_rx_fcs_bad,rx_pay_data,rx_pay_keep,rx_pay_last,rx_pay_valid,rx_pay_ready,rx_pay_crc,rx_pay_crc_valid,cnt_rx_ok,cnt_rx_bad_fcs,cnt_rx_overflow,cnt_rx_oversize,rx_fifo_hwm,rx_hdr_eth_dst,rx_hdr_eth_src,rx_hdr_ip_src,rx_hdr_ip_dst,rx_hdr_sport,rx_hdr_dport,rx_hdr_seq,rx_hdr_ack,rx_hdr_flags,rx_hdr_window,rx_hdr_pay_len,rx_hdr_hdr_len,rx_seg_conn,rx_seg_mpa,ack_req_valid,ack_req_conn,ack_req_ack,ct_wr_valid,ct_wr_idx,ct_wr_used,ct_wr_local_ip,ct_wr_peer_ip,ct_wr_local_port,ct_wr_peer_port,ct_wr_mode,ct_wr_mpa,ct_wr_rcv_nxt,ct_wr_rcv_wnd,ct_wr_snd_una,ct_wr_snd_nxt,ct_rd_idx,ct_rd_used,ct_rd_mode,ct_rd_rcv_nxt,ct_rd_snd_una,exc_valid,exc_reason,exc_len,exc_conn,exc_rd_word,exc_rd_data,exc_pop,exc_count,cnt_rx_bad_len,cnt_rx_bad_ip_csum,cnt_rx_bad_tcp_csum,cnt_rx_fast,cnt_rx_exc,cnt_rx_exc_full,rx_ulp_en,mpa_wr_valid,mpa_wr_idx,mpa_wr_seq_start,qp_wr_valid,qp_wr_idx,qp_wr_qpn,qp_wr_state,qp_wr_pd,tpt_wr_en,tpt_wr_index,tpt_wr_data,pbl_wr_en,pbl_wr_index,pbl_wr_data,dma_wr_valid,dma_wr_ready,dma_wr_hdr,dma_wr_len,dma_wr_data,dma_wr_keep,dma_wr_last,placed_valid,placed_pop,placed_opcode,placed_last,placed_stag,placed_to,placed_len,placed_conn,placed_qpn,ut_data,ut_keep,ut_last,ut_valid,ut_ready,ut_opcode,ut_ddp_last,ut_qn,ut_msn,ut_mo,ut_inv_stag,ut_len,ut_conn,ut_qpn,term_valid,term_pop,term_cause,term_conn,term_qpn,term_hdr,term_seg_len,cnt_mpa_pass,cnt_mpa_span,cnt_rx_no_slot,cnt_mpa_err,cnt_ddp_tagged,cnt_ddp_untagged,cnt_ddp_term,cnt_ddp_drop_state,cnt_ddp_len_err,ulp_buf_beats,ulp_buf_recs,ulp_span_used,db_wr_valid,db_wr_qpn,db_wr_value,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_keep,dma_rd_cpl_last,dma_rd_cpl_tag,mac_tx_data,mac_tx_keep,mac_tx_last,mac_tx_valid,mac_tx_ready,fw_tx_data,fw_tx_keep,fw_tx_last,fw_tx_valid,fw_tx_ready,qp_wr_sq_ring,qp_wr_sq_log2,qp_wr_conn,qp_wr_tx_send_msn,qp_wr_tx_read_msn,ct_wr_local_mac,ct_wr_peer_mac,ct_wr_mulpdu,ct_wr_rcv_wscale,ct_wr_tx_marker_ref,tx_cq_valid,tx_cq_pop,tx_cq_qp,tx_cq_idx,tx_cq_wr_id,tx_cq_status,tx_cq_opcode,cnt_tx_frames,cnt_tx_desc_drop,cnt_tx_pay_err,cnt_tx_segs,cnt_tx_bad_wqe,cnt_tx_fetch,cnt_tx_push,cnt_db,cnt_db_bad,cnt_dma_rd_cpl_bad,cnt_tx_acks,csr_valid,csr_write,csr_addr,csr_wdata,csr_rdata,csr_rvalid,irq,link_up,db_qp_valid,db_qp_num,db_qp_off,db_qp_value,db_cq_valid,db_cq_num,db_cq_off,db_cq_value,fw_valid,fw_write,fw_addr,fw_wdata,fw_rdata,fw_rvalid,raw_tx_data,raw_tx_keep,raw_tx_last,raw_tx_valid,raw_tx_ready,ev_valid,ev_data,ev_pop,eq_base,eq_entries,eq_consumer,flush_valid,flush_qpn,fw_raw_to_mac,ctrl_en_gate,rterm_valid,rterm_conn,rterm_qpn,rterm_len,rterm_data,qp_err_valid,qp_err_qpn,qp_err_conn,rxs_eq_prod,cnt_rxs_send,cnt_rxs_term_tx,cnt_rxs_term_rx,cnt_rxs_drop_qp,cnt_rxs_rreq,cnt_rxs_fetch,cnt_rxs_bad_wqe,cnt_rxs_cqe,cnt_rxs_event,cnt_rxs_cpl_drop,cnt_rxs_cq_overflow,cnt_rxs_eq_overflow,cnt_rxs_db_bad,cnt_rxs_lost,cnt_rxs_prot,cnt_rxs_inv,cnt_rxs_inv_err,cnt_scq_no_cq,tx_wnd_en,ct_wr_snd_wnd,ct_wr_snd_wscale,ct_rd_snd_nxt,ct_rd_snd_wnd,cnt_tx_wnd_wait,cnt_tx_mulpdu_bad,cnt_tx_ack_piggy,fast_retx_en,cnt_fretx_dup,cnt_fretx_req,cnt_fretx_skip,cnt_fretx_defer,cnt_tx_park,cnt_tx_park_retry,cnt_rd_cpl,cnt_rd_ord_over,cnt_rd_term,cnt_rrq_req,cnt_rrq_drop,cnt_rrq_term,cnt_rresp,cnt_rresp_segs,cnt_rresp_term,cnt_rresp_drop);
 
     // Module arguments
     input wire  clock;
@@ -12202,6 +12207,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     output reg  [31:0] cnt_tx_segs;
     output reg  [31:0] cnt_tx_bad_wqe;
     output reg  [31:0] cnt_tx_fetch;
+    output reg  [31:0] cnt_tx_push;
     output reg  [31:0] cnt_db;
     output reg  [31:0] cnt_db_bad;
     output reg  [31:0] cnt_dma_rd_cpl_bad;
@@ -12785,6 +12791,9 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     wire  doorbell$rq_valid;
     wire  [5:0] doorbell$rq_qp;
     wire  [31:0] doorbell$rq_prod;
+    wire  doorbell$sq_valid;
+    wire  doorbell$push_valid;
+    wire  [4:0] doorbell$push_dw;
     wire  [31:0] doorbell$cnt_db;
     wire  [31:0] doorbell$cnt_db_bad;
     reg  tx_sched$clock;
@@ -12885,6 +12894,14 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     reg  [5:0] wqe_fetch$park_qp;
     reg  [31:0] wqe_fetch$park_idx;
     wire  wqe_fetch$park_ready;
+    reg  wqe_fetch$push_valid;
+    reg  [5:0] wqe_fetch$push_qp;
+    reg  [4:0] wqe_fetch$push_dw;
+    reg  [31:0] wqe_fetch$push_data;
+    reg  wqe_fetch$sq_valid;
+    reg  [5:0] wqe_fetch$sq_qp;
+    reg  [31:0] wqe_fetch$sq_prod;
+    wire  [31:0] wqe_fetch$cnt_push;
     wire  wqe_fetch$others;
     reg  tx_seg$clock;
     reg  tx_seg$reset;
@@ -14811,6 +14828,9 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         .rq_valid(doorbell$rq_valid),
         .rq_qp(doorbell$rq_qp),
         .rq_prod(doorbell$rq_prod),
+        .sq_valid(doorbell$sq_valid),
+        .push_valid(doorbell$push_valid),
+        .push_dw(doorbell$push_dw),
         .cnt_db(doorbell$cnt_db),
         .cnt_db_bad(doorbell$cnt_db_bad)
     );
@@ -14900,6 +14920,14 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         .park_qp(wqe_fetch$park_qp),
         .park_idx(wqe_fetch$park_idx),
         .park_ready(wqe_fetch$park_ready),
+        .push_valid(wqe_fetch$push_valid),
+        .push_qp(wqe_fetch$push_qp),
+        .push_dw(wqe_fetch$push_dw),
+        .push_data(wqe_fetch$push_data),
+        .sq_valid(wqe_fetch$sq_valid),
+        .sq_qp(wqe_fetch$sq_qp),
+        .sq_prod(wqe_fetch$sq_prod),
+        .cnt_push(wqe_fetch$cnt_push),
         .others(wqe_fetch$others)
     );
     rnic_ecpix5$core$tx_seg tx_seg(
@@ -19421,6 +19449,27 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         wqe_fetch$park_idx = tx_seg$park_idx;
     end
     always @(*) begin
+        wqe_fetch$push_valid = doorbell$push_valid;
+    end
+    always @(*) begin
+        wqe_fetch$push_qp = doorbell$rq_qp;
+    end
+    always @(*) begin
+        wqe_fetch$push_dw = doorbell$push_dw;
+    end
+    always @(*) begin
+        wqe_fetch$push_data = doorbell$rq_prod;
+    end
+    always @(*) begin
+        wqe_fetch$sq_valid = doorbell$sq_valid;
+    end
+    always @(*) begin
+        wqe_fetch$sq_qp = doorbell$rq_qp;
+    end
+    always @(*) begin
+        wqe_fetch$sq_prod = doorbell$rq_prod;
+    end
+    always @(*) begin
         tx_seg$park_ready = wqe_fetch$park_ready;
     end
     always @(*) begin
@@ -20691,6 +20740,9 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     end
     always @(*) begin
         cnt_tx_fetch = wqe_fetch$cnt_fetch;
+    end
+    always @(*) begin
+        cnt_tx_push = wqe_fetch$cnt_push;
     end
     always @(*) begin
         cnt_db = doorbell$cnt_db;
@@ -27352,7 +27404,7 @@ module rnic_ecpix5$core$dev_rst$wr_mid(d,q,clock);
 endmodule // rnic_ecpix5$core$dev_rst$wr_mid
 
 
-module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,pending,take_valid,take_qp,take_ack,take_prod,rearm_valid,rearm_qp,rq_valid,rq_qp,rq_prod,cnt_db,cnt_db_bad);
+module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,pending,take_valid,take_qp,take_ack,take_prod,rearm_valid,rearm_qp,rq_valid,rq_qp,rq_prod,sq_valid,push_valid,push_dw,cnt_db,cnt_db_bad);
 
     // Module arguments
     input wire  clock;
@@ -27371,6 +27423,9 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
     output reg  rq_valid;
     output reg  [5:0] rq_qp;
     output reg  [31:0] rq_prod;
+    output reg  sq_valid;
+    output reg  push_valid;
+    output reg  [4:0] push_dw;
     output reg  [31:0] cnt_db;
     output reg  [31:0] cnt_db_bad;
 
@@ -27406,6 +27461,15 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
     reg  [31:0] rqp$d;
     wire  [31:0] rqp$q;
     reg  rqp$clock;
+    reg  sqv$d;
+    wire  sqv$q;
+    reg  sqv$clock;
+    reg  pwv$d;
+    wire  pwv$q;
+    reg  pwv$clock;
+    reg  [4:0] pdw$d;
+    wire  [4:0] pdw$q;
+    reg  pdw$clock;
     reg  [31:0] n_db$d;
     wire  [31:0] n_db$q;
     reg  n_db$clock;
@@ -27420,6 +27484,7 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
     reg  [5:0] qp;
     reg  sq_wr;
     reg  rq_wr;
+    reg  push_wr;
     reg  [63:0] pnext;
     reg  [5:0] tq;
     reg  [5:0] aq;
@@ -27459,6 +27524,21 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
         .q(rqp$q),
         .clock(rqp$clock)
     );
+    rnic_ecpix5$core$doorbell$sqv sqv(
+        .d(sqv$d),
+        .q(sqv$q),
+        .clock(sqv$clock)
+    );
+    rnic_ecpix5$core$doorbell$pwv pwv(
+        .d(pwv$d),
+        .q(pwv$q),
+        .clock(pwv$clock)
+    );
+    rnic_ecpix5$core$doorbell$pdw pdw(
+        .d(pdw$d),
+        .q(pdw$q),
+        .clock(pdw$clock)
+    );
     rnic_ecpix5$core$doorbell$n_db n_db(
         .d(n_db$d),
         .q(n_db$q),
@@ -27485,6 +27565,15 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
     end
     always @(*) begin
         rqp$clock = clock;
+    end
+    always @(*) begin
+        sqv$clock = clock;
+    end
+    always @(*) begin
+        pwv$clock = clock;
+    end
+    always @(*) begin
+        pdw$clock = clock;
     end
     always @(*) begin
         n_db$clock = clock;
@@ -27522,6 +27611,24 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
         rqp$d = csr_wdata;
     end
     always @(*) begin
+        sqv$d = sqv$q;
+        sqv$d = sq_wr;
+        if (reset) begin
+            sqv$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        pwv$d = pwv$q;
+        pwv$d = push_wr;
+        if (reset) begin
+            pwv$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        pdw$d = pdw$q;
+        pdw$d = rel[(32'h2)+:(5)];
+    end
+    always @(*) begin
         n_db$d = n_db$q;
         if (sq_wr | rq_wr) begin
             n_db$d = n_db$q + 32'h1;
@@ -27532,7 +27639,7 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
     end
     always @(*) begin
         n_bad$d = n_bad$q;
-        if (in_area & ~sq_wr & ~rq_wr) begin
+        if (in_area & ~sq_wr & ~rq_wr & ~push_wr) begin
             n_bad$d = n_bad$q + 32'h1;
         end
         if (reset) begin
@@ -27570,6 +27677,9 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
         rq_wr = in_win & (rel[(32'h0)+:(12)] == off_rq);
     end
     always @(*) begin
+        push_wr = in_win & (rel[(32'h7)+:(5)] == 5'h10);
+    end
+    always @(*) begin
         prod$write_address = qp;
     end
     always @(*) begin
@@ -27604,6 +27714,15 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
     end
     always @(*) begin
         rq_valid = rqv$q;
+    end
+    always @(*) begin
+        sq_valid = sqv$q;
+    end
+    always @(*) begin
+        push_valid = pwv$q;
+    end
+    always @(*) begin
+        push_dw = pdw$q;
     end
     always @(*) begin
         rq_qp = rqq$q;
@@ -27678,6 +27797,25 @@ module rnic_ecpix5$core$doorbell$n_db(d,q,clock);
 endmodule // rnic_ecpix5$core$doorbell$n_db
 
 
+module rnic_ecpix5$core$doorbell$pdw(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$doorbell$pdw
+
+
 module rnic_ecpix5$core$doorbell$pend(d,q,clock);
 
     // Module arguments
@@ -27722,6 +27860,25 @@ module rnic_ecpix5$core$doorbell$prod(read_address,read_clock,read_data,write_ad
        end
     end
 endmodule // rnic_ecpix5$core$doorbell$prod
+
+
+module rnic_ecpix5$core$doorbell$pwv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$doorbell$pwv
 
 
 module rnic_ecpix5$core$doorbell$rqp(d,q,clock);
@@ -27779,6 +27936,25 @@ module rnic_ecpix5$core$doorbell$rqv(d,q,clock);
     end
 
 endmodule // rnic_ecpix5$core$doorbell$rqv
+
+
+module rnic_ecpix5$core$doorbell$sqv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$doorbell$sqv
 
 
 module rnic_ecpix5$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_valid,raw_commit,raw_reason,raw_conn,rt_valid,rt_ready,rt_conn,rt_len,rt_data,sq_valid,sq_ready,sq_qpn,co_valid,co_ready,co_cq,q_count,out_data,out_keep,out_last,out_valid,out_commit,out_reason,out_conn,cnt_term);
@@ -86073,7 +86249,7 @@ module rnic_ecpix5$core$wend_wnd(d,q,clock);
 endmodule // rnic_ecpix5$core$wend_wnd
 
 
-module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_len,sge_sel,wqe_sge_addr,wqe_sge_len,wqe_sge_lkey,wqe_bad,wqe_reason,wqe_inl,wqe_inl_data,wqe_inl_lo,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip,park_valid,park_qp,park_idx,park_ready,others);
+module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci_load,cfg_ci,en_valid,en_qp,en_on,grant_valid,grant_qp,grant_ready,busy,take_valid,take_qp,take_prod,rearm_valid,rearm_qp,dma_rd_req_valid,dma_rd_req_ready,dma_rd_req_addr,dma_rd_req_len,dma_rd_req_tag,dma_rd_cpl_valid,dma_rd_cpl_ready,dma_rd_cpl_data,dma_rd_cpl_last,dma_rd_cpl_tag,wqe_valid,wqe_ready,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcode,wqe_flags,wqe_num_sge,wqe_imm,wqe_roff,wqe_rstag,wqe_len,sge_sel,wqe_sge_addr,wqe_sge_len,wqe_sge_lkey,wqe_bad,wqe_reason,wqe_inl,wqe_inl_data,wqe_inl_lo,wqe_hold,wqe_off,cnt_fetch,cnt_wqe_drop,cnt_skip,park_valid,park_qp,park_idx,park_ready,push_valid,push_qp,push_dw,push_data,sq_valid,sq_qp,sq_prod,cnt_push,others);
 
     // Module arguments
     input wire  clock;
@@ -86139,9 +86315,18 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     input wire  [5:0] park_qp;
     input wire  [31:0] park_idx;
     output reg  park_ready;
+    input wire  push_valid;
+    input wire  [5:0] push_qp;
+    input wire  [4:0] push_dw;
+    input wire  [31:0] push_data;
+    input wire  sq_valid;
+    input wire  [5:0] sq_qp;
+    input wire  [31:0] sq_prod;
+    output reg  [31:0] cnt_push;
     output reg  others;
 
     // Constant declarations
+    localparam  pu_on = 1'b0;
     localparam  c_prefetch = 32'h8;
     localparam  c_prefetch4 = 4'h8;
     localparam  c_ones = 32'hffffffff;
@@ -86165,6 +86350,68 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     /* verilator lint_on UNUSEDPARAM */
 
     // Stub signals
+    reg  [3:0] pb_lo$read_address;
+    reg  pb_lo$read_clock;
+    wire  [31:0] pb_lo$read_data;
+    reg  [3:0] pb_lo$write_address;
+    reg  pb_lo$write_clock;
+    reg  [31:0] pb_lo$write_data;
+    reg  pb_lo$write_enable;
+    reg  [3:0] pb_hi$read_address;
+    reg  pb_hi$read_clock;
+    wire  [31:0] pb_hi$read_data;
+    reg  [3:0] pb_hi$write_address;
+    reg  pb_hi$write_clock;
+    reg  [31:0] pb_hi$write_data;
+    reg  pb_hi$write_enable;
+    reg  [5:0] pb_qp$d;
+    wire  [5:0] pb_qp$q;
+    reg  pb_qp$clock;
+    reg  [5:0] pb_len$d;
+    wire  [5:0] pb_len$q;
+    reg  pb_len$clock;
+    reg  pb_bad$d;
+    wire  pb_bad$q;
+    reg  pb_bad$clock;
+    reg  pb_fresh$d;
+    wire  pb_fresh$q;
+    reg  pb_fresh$clock;
+    reg  pb_arm$d;
+    wire  pb_arm$q;
+    reg  pb_arm$clock;
+    reg  [31:0] pb_idx$d;
+    wire  [31:0] pb_idx$q;
+    reg  pb_idx$clock;
+    reg  use_pb$d;
+    wire  use_pb$q;
+    reg  use_pb$clock;
+    reg  ij_on$d;
+    wire  ij_on$q;
+    reg  ij_on$clock;
+    reg  ij_tv$d;
+    wire  ij_tv$q;
+    reg  ij_tv$clock;
+    reg  [1:0] ij_tag$d;
+    wire  [1:0] ij_tag$q;
+    reg  ij_tag$clock;
+    reg  [5:0] ij_len$d;
+    wire  [5:0] ij_len$q;
+    reg  ij_len$clock;
+    reg  ij_go$d;
+    wire  ij_go$q;
+    reg  ij_go$clock;
+    reg  [4:0] ij_rd$d;
+    wire  [4:0] ij_rd$q;
+    reg  ij_rd$clock;
+    reg  ij_v$d;
+    wire  ij_v$q;
+    reg  ij_v$clock;
+    reg  [3:0] ij_b$d;
+    wire  [3:0] ij_b$q;
+    reg  ij_b$clock;
+    reg  [31:0] n_push$d;
+    wire  [31:0] n_push$q;
+    reg  n_push$clock;
     reg  [63:0] ep$d;
     wire  [63:0] ep$q;
     reg  ep$clock;
@@ -86364,6 +86611,14 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     reg  head_stale$clock;
 
     // Local signals
+    reg  claim;
+    reg  lock;
+    reg  [31:0] pb_rel;
+    reg  [63:0] ij_beat;
+    reg  [5:0] ij_b2;
+    reg  cv;
+    reg  [63:0] cdata;
+    reg  clast;
     reg  park_take;
     reg  [5:0] n_oth_next;
     reg  head_dq;
@@ -86411,6 +86666,104 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     reg  [7:0] nsge;
 
     // Sub module instances
+    rnic_ecpix5$core$wqe_fetch$pb_lo pb_lo(
+        .read_address(pb_lo$read_address),
+        .read_clock(pb_lo$read_clock),
+        .read_data(pb_lo$read_data),
+        .write_address(pb_lo$write_address),
+        .write_clock(pb_lo$write_clock),
+        .write_data(pb_lo$write_data),
+        .write_enable(pb_lo$write_enable)
+    );
+    rnic_ecpix5$core$wqe_fetch$pb_hi pb_hi(
+        .read_address(pb_hi$read_address),
+        .read_clock(pb_hi$read_clock),
+        .read_data(pb_hi$read_data),
+        .write_address(pb_hi$write_address),
+        .write_clock(pb_hi$write_clock),
+        .write_data(pb_hi$write_data),
+        .write_enable(pb_hi$write_enable)
+    );
+    rnic_ecpix5$core$wqe_fetch$pb_qp pb_qp(
+        .d(pb_qp$d),
+        .q(pb_qp$q),
+        .clock(pb_qp$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$pb_len pb_len(
+        .d(pb_len$d),
+        .q(pb_len$q),
+        .clock(pb_len$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$pb_bad pb_bad(
+        .d(pb_bad$d),
+        .q(pb_bad$q),
+        .clock(pb_bad$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$pb_fresh pb_fresh(
+        .d(pb_fresh$d),
+        .q(pb_fresh$q),
+        .clock(pb_fresh$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$pb_arm pb_arm(
+        .d(pb_arm$d),
+        .q(pb_arm$q),
+        .clock(pb_arm$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$pb_idx pb_idx(
+        .d(pb_idx$d),
+        .q(pb_idx$q),
+        .clock(pb_idx$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$use_pb use_pb(
+        .d(use_pb$d),
+        .q(use_pb$q),
+        .clock(use_pb$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$ij_on ij_on(
+        .d(ij_on$d),
+        .q(ij_on$q),
+        .clock(ij_on$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$ij_tv ij_tv(
+        .d(ij_tv$d),
+        .q(ij_tv$q),
+        .clock(ij_tv$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$ij_tag ij_tag(
+        .d(ij_tag$d),
+        .q(ij_tag$q),
+        .clock(ij_tag$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$ij_len ij_len(
+        .d(ij_len$d),
+        .q(ij_len$q),
+        .clock(ij_len$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$ij_go ij_go(
+        .d(ij_go$d),
+        .q(ij_go$q),
+        .clock(ij_go$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$ij_rd ij_rd(
+        .d(ij_rd$d),
+        .q(ij_rd$q),
+        .clock(ij_rd$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$ij_v ij_v(
+        .d(ij_v$d),
+        .q(ij_v$q),
+        .clock(ij_v$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$ij_b ij_b(
+        .d(ij_b$d),
+        .q(ij_b$q),
+        .clock(ij_b$clock)
+    );
+    rnic_ecpix5$core$wqe_fetch$n_push n_push(
+        .d(n_push$d),
+        .q(n_push$q),
+        .clock(n_push$clock)
+    );
     rnic_ecpix5$core$wqe_fetch$ep ep(
         .d(ep$d),
         .q(ep$q),
@@ -86870,6 +87223,54 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
         fresh$clock = clock;
     end
     always @(*) begin
+        pb_qp$clock = clock;
+    end
+    always @(*) begin
+        pb_len$clock = clock;
+    end
+    always @(*) begin
+        pb_bad$clock = clock;
+    end
+    always @(*) begin
+        pb_fresh$clock = clock;
+    end
+    always @(*) begin
+        pb_arm$clock = clock;
+    end
+    always @(*) begin
+        pb_idx$clock = clock;
+    end
+    always @(*) begin
+        use_pb$clock = clock;
+    end
+    always @(*) begin
+        ij_on$clock = clock;
+    end
+    always @(*) begin
+        ij_tv$clock = clock;
+    end
+    always @(*) begin
+        ij_tag$clock = clock;
+    end
+    always @(*) begin
+        ij_len$clock = clock;
+    end
+    always @(*) begin
+        ij_go$clock = clock;
+    end
+    always @(*) begin
+        ij_rd$clock = clock;
+    end
+    always @(*) begin
+        ij_v$clock = clock;
+    end
+    always @(*) begin
+        ij_b$clock = clock;
+    end
+    always @(*) begin
+        n_push$clock = clock;
+    end
+    always @(*) begin
         state$d = state$q;
         case (state$q)
             FetchState$Idle:
@@ -86898,7 +87299,7 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
                 end
             FetchState$Issue:
                 begin
-                    if (dma_rd_req_ready) begin
+                    if (dma_rd_req_ready | use_pb$q) begin
                         state$d = FetchState$Idle;
                     end
                 end
@@ -87200,9 +87601,9 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     end
     always @(*) begin
         beat$d = beat$q;
-        if (dma_rd_cpl_valid) begin
+        if (cv) begin
             beat$d = beat$q + 4'h1;
-            if (dma_rd_cpl_last) begin
+            if (clast) begin
                 beat$d = 4'h0;
             end
         end
@@ -87212,11 +87613,11 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     end
     always @(*) begin
         wcount$d = wcount$q;
-        if (dma_rd_cpl_valid) begin
+        if (cv) begin
             if (beat$q == 4'hf) begin
                 wcount$d = wcount$q + 4'h1;
             end
-            if (dma_rd_cpl_last) begin
+            if (clast) begin
                 wcount$d = 4'h0;
             end
         end
@@ -87227,7 +87628,11 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     always @(*) begin
         n_fetch$d = n_fetch$q;
         if (issued) begin
-            n_fetch$d = n_fetch$q + 32'h1;
+            if (use_pb$q) begin
+            end
+            else begin
+                n_fetch$d = n_fetch$q + 32'h1;
+            end
         end
         if (reset) begin
             n_fetch$d = 32'h0;
@@ -87470,6 +87875,275 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
         if (reset) begin
             fresh$d = 2'h0;
         end
+    end
+    always @(*) begin
+        pb_qp$d = pb_qp$q;
+        if (pu_on & push_valid) begin
+            if (lock) begin
+            end
+            else if (push_dw == 5'h0) begin
+                pb_qp$d = push_qp;
+            end
+        end
+    end
+    always @(*) begin
+        pb_len$d = pb_len$q;
+        if (pu_on & push_valid) begin
+            if (lock) begin
+            end
+            else if (push_dw == 5'h0) begin
+                pb_len$d = 6'h1;
+            end
+            else if ((push_qp == pb_qp$q) & ({{1{1'b0}}, push_dw} == pb_len$q) & ~pb_bad$q) begin
+                pb_len$d = pb_len$q + 6'h1;
+            end
+        end
+        if (reset) begin
+            pb_len$d = 6'h0;
+        end
+    end
+    always @(*) begin
+        pb_bad$d = pb_bad$q;
+        if (pu_on & push_valid) begin
+            if (lock) begin
+                pb_bad$d = 1'b1;
+            end
+            else if (push_dw == 5'h0) begin
+                pb_bad$d = 1'b0;
+            end
+            else if ((push_qp == pb_qp$q) & ({{1{1'b0}}, push_dw} == pb_len$q) & ~pb_bad$q) begin
+            end
+            else begin
+                pb_bad$d = 1'b1;
+            end
+        end
+        if (reset) begin
+            pb_bad$d = 1'b1;
+        end
+    end
+    always @(*) begin
+        pb_fresh$d = pb_fresh$q;
+        if (pu_on & push_valid) begin
+            if (lock) begin
+                pb_fresh$d = 1'b0;
+            end
+            else if (push_dw == 5'h0) begin
+                pb_fresh$d = 1'b1;
+            end
+        end
+        if (pu_on & sq_valid & (sq_qp == pb_qp$q) & pb_fresh$q & ~pb_bad$q & ~lock) begin
+            pb_fresh$d = 1'b0;
+        end
+        if (reset) begin
+            pb_fresh$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        pb_arm$d = pb_arm$q;
+        case (state$q)
+            FetchState$Idle:
+                begin
+                end
+            FetchState$Calc:
+                begin
+                end
+            FetchState$Decide:
+                begin
+                    if (|(off$q & (64'h1 << qp$q))) begin
+                        if (pb_qp$q == qp$q) begin
+                            pb_arm$d = 1'b0;
+                        end
+                    end
+                    else if (nn == 4'h0) begin
+                    end
+                    else begin
+                        if ((pb_qp$q == qp$q) & (pb_rel < {{28{1'b0}}, nn})) begin
+                            pb_arm$d = 1'b0;
+                        end
+                    end
+                end
+            FetchState$Issue:
+                begin
+                end
+            default:
+                begin
+                end
+        endcase
+        if (pu_on & push_valid) begin
+            pb_arm$d = 1'b0;
+        end
+        if (pu_on & sq_valid & (sq_qp == pb_qp$q) & pb_fresh$q & ~pb_bad$q & ~lock) begin
+            pb_arm$d = 1'b1;
+        end
+        if (reset) begin
+            pb_arm$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        pb_idx$d = pb_idx$q;
+        if (pu_on & sq_valid & (sq_qp == pb_qp$q) & pb_fresh$q & ~pb_bad$q & ~lock) begin
+            pb_idx$d = sq_prod - 32'h1;
+        end
+    end
+    always @(*) begin
+        use_pb$d = use_pb$q;
+        case (state$q)
+            FetchState$Idle:
+                begin
+                end
+            FetchState$Calc:
+                begin
+                end
+            FetchState$Decide:
+                begin
+                    if (|(off$q & (64'h1 << qp$q))) begin
+                    end
+                    else if (nn == 4'h0) begin
+                    end
+                    else begin
+                        use_pb$d = claim;
+                    end
+                end
+            FetchState$Issue:
+                begin
+                end
+            default:
+                begin
+                end
+        endcase
+        if (issued) begin
+            if (use_pb$q) begin
+                use_pb$d = 1'b0;
+            end
+        end
+        if (reset) begin
+            use_pb$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        ij_on$d = ij_on$q;
+        case (state$q)
+            FetchState$Idle:
+                begin
+                end
+            FetchState$Calc:
+                begin
+                end
+            FetchState$Decide:
+                begin
+                    if (|(off$q & (64'h1 << qp$q))) begin
+                    end
+                    else if (nn == 4'h0) begin
+                    end
+                    else begin
+                        if (claim) begin
+                            ij_on$d = 1'b1;
+                        end
+                    end
+                end
+            FetchState$Issue:
+                begin
+                end
+            default:
+                begin
+                end
+        endcase
+        if (ij_v$q & (ij_b$q == 4'hf)) begin
+            ij_on$d = 1'b0;
+        end
+        if (reset) begin
+            ij_on$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        ij_tv$d = ij_tv$q;
+        if (ij_v$q & (ij_b$q == 4'hf)) begin
+            ij_tv$d = 1'b0;
+        end
+        if (issued) begin
+            if (use_pb$q) begin
+                ij_tv$d = 1'b1;
+            end
+        end
+        if (reset) begin
+            ij_tv$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        ij_tag$d = ij_tag$q;
+        if (issued) begin
+            if (use_pb$q) begin
+                ij_tag$d = tag;
+            end
+        end
+    end
+    always @(*) begin
+        ij_len$d = ij_len$q;
+        if (issued) begin
+            if (use_pb$q) begin
+                ij_len$d = pb_len$q;
+            end
+        end
+    end
+    always @(*) begin
+        ij_go$d = ij_go$q;
+        if (ij_tv$q & ~ij_go$q & (beat$q == 4'h0) & (wcount$q == 4'h0) & ~dma_rd_cpl_valid) begin
+            ij_go$d = 1'b1;
+        end
+        if (ij_v$q & (ij_b$q == 4'hf)) begin
+            ij_go$d = 1'b0;
+        end
+        if (reset) begin
+            ij_go$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        ij_rd$d = ij_rd$q;
+        if (ij_tv$q & ~ij_go$q & (beat$q == 4'h0) & (wcount$q == 4'h0) & ~dma_rd_cpl_valid) begin
+            ij_rd$d = 5'h0;
+        end
+        if (ij_go$q & ~ij_rd$q[32'h4]) begin
+            ij_rd$d = ij_rd$q + 5'h1;
+        end
+    end
+    always @(*) begin
+        ij_v$d = ij_v$q;
+        ij_v$d = 1'b0;
+        if (ij_go$q & ~ij_rd$q[32'h4]) begin
+            ij_v$d = 1'b1;
+        end
+        if (reset) begin
+            ij_v$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        ij_b$d = ij_b$q;
+        if (ij_go$q & ~ij_rd$q[32'h4]) begin
+            ij_b$d = ij_rd$q[(32'h0)+:(4)];
+        end
+    end
+    always @(*) begin
+        n_push$d = n_push$q;
+        if (issued) begin
+            if (use_pb$q) begin
+                n_push$d = n_push$q + 32'h1;
+            end
+        end
+        if (reset) begin
+            n_push$d = 32'h0;
+        end
+    end
+    always @(*) begin
+        pb_lo$read_clock = clock;
+    end
+    always @(*) begin
+        pb_lo$write_clock = clock;
+    end
+    always @(*) begin
+        pb_hi$read_clock = clock;
+    end
+    always @(*) begin
+        pb_hi$write_clock = clock;
     end
     always @(*) begin
         fifo$clock = clock;
@@ -87722,7 +88396,7 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
                 end
             FetchState$Issue:
                 begin
-                    dma_rd_req_valid = 1'b1;
+                    dma_rd_req_valid = ~use_pb$q;
                 end
             default:
                 begin
@@ -87752,7 +88426,7 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
                 end
             FetchState$Issue:
                 begin
-                    if (dma_rd_req_ready) begin
+                    if (dma_rd_req_ready | use_pb$q) begin
                         issued = 1'b1;
                     end
                 end
@@ -87760,6 +88434,36 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
                 begin
                 end
         endcase
+    end
+    always @(*) begin
+        claim = 1'b0;
+        case (state$q)
+            FetchState$Idle:
+                begin
+                end
+            FetchState$Calc:
+                begin
+                end
+            FetchState$Decide:
+                begin
+                    if (|(off$q & (64'h1 << qp$q))) begin
+                    end
+                    else if (nn == 4'h0) begin
+                    end
+                    else begin
+                        claim = pu_on & pb_arm$q & ~ij_on$q & (pb_qp$q == qp$q) & (pb_rel == 32'h0) & (nn == 4'h1);
+                    end
+                end
+            FetchState$Issue:
+                begin
+                end
+            default:
+                begin
+                end
+        endcase
+    end
+    always @(*) begin
+        pb_rel = pb_idx$q - ci$q;
     end
     always @(*) begin
         busy_next = busy_r$q;
@@ -87791,8 +88495,8 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
                 begin
                 end
         endcase
-        if (dma_rd_cpl_valid) begin
-            if (dma_rd_cpl_last) begin
+        if (cv) begin
+            if (clast) begin
                 busy_next = busy_next & ~(64'h1 << c_qp);
             end
         end
@@ -87840,10 +88544,86 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
         end
     end
     always @(*) begin
-        dma_rd_cpl_ready = 1'b1;
+        lock = ij_on$q | claim;
+    end
+    always @(*) begin
+        pb_lo$write_address = push_dw[(32'h1)+:(4)];
+    end
+    always @(*) begin
+        pb_hi$write_address = push_dw[(32'h1)+:(4)];
+    end
+    always @(*) begin
+        pb_lo$write_data = push_data;
+    end
+    always @(*) begin
+        pb_hi$write_data = push_data;
+    end
+    always @(*) begin
+        pb_lo$write_enable = 1'b0;
+        if (pu_on & push_valid) begin
+            if (lock) begin
+            end
+            else if (push_dw == 5'h0) begin
+                pb_lo$write_enable = 1'b1;
+            end
+            else if ((push_qp == pb_qp$q) & ({{1{1'b0}}, push_dw} == pb_len$q) & ~pb_bad$q) begin
+                pb_lo$write_enable = ~push_dw[32'h0];
+            end
+        end
+    end
+    always @(*) begin
+        pb_hi$write_enable = 1'b0;
+        if (pu_on & push_valid) begin
+            if (lock) begin
+            end
+            else if (push_dw == 5'h0) begin
+            end
+            else if ((push_qp == pb_qp$q) & ({{1{1'b0}}, push_dw} == pb_len$q) & ~pb_bad$q) begin
+                pb_hi$write_enable = push_dw[32'h0];
+            end
+        end
+    end
+    always @(*) begin
+        pb_lo$read_address = ij_rd$q[(32'h0)+:(4)];
+    end
+    always @(*) begin
+        pb_hi$read_address = ij_rd$q[(32'h0)+:(4)];
+    end
+    always @(*) begin
+        ij_b2 = {{2{1'b0}}, ij_b$q} << 32'h1;
+    end
+    always @(*) begin
+        ij_beat = 64'h0;
+        if (ij_b2 < ij_len$q) begin
+            ij_beat = {{32{1'b0}}, pb_lo$read_data};
+        end
+        if ((ij_b2 + 6'h1) < ij_len$q) begin
+            ij_beat = ij_beat | ({{32{1'b0}}, pb_hi$read_data} << 32'h20);
+        end
+    end
+    always @(*) begin
+        dma_rd_cpl_ready = ~ij_go$q;
+    end
+    always @(*) begin
+        cv = (dma_rd_cpl_valid & ~ij_go$q) | ij_v$q;
+    end
+    always @(*) begin
+        cdata = dma_rd_cpl_data;
+        if (ij_v$q) begin
+            cdata = ij_beat;
+        end
+    end
+    always @(*) begin
+        clast = dma_rd_cpl_last;
+        if (ij_v$q) begin
+            clast = ij_b$q == 4'hf;
+        end
     end
     always @(*) begin
         ctag = dma_rd_cpl_tag[(32'h0)+:(2)];
+        if (ij_v$q) begin
+            ctag = ij_tag$q;
+        end
     end
     always @(*) begin
         c_qp = e0_qp$q;
@@ -87876,10 +88656,10 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
         c_more = |(more_sh & 4'h1);
     end
     always @(*) begin
-        dram$write_enable = dma_rd_cpl_valid & ~beat$q[32'h0];
+        dram$write_enable = cv & ~beat$q[32'h0];
     end
     always @(*) begin
-        dram1$write_enable = dma_rd_cpl_valid & beat$q[32'h0];
+        dram1$write_enable = cv & beat$q[32'h0];
     end
     always @(*) begin
         dram$write_address = ({{3{1'b0}}, wslot$q} << 32'h3) | {{5{1'b0}}, beat$q[(32'h1)+:(3)]};
@@ -87888,14 +88668,14 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
         dram1$write_address = dram$write_address;
     end
     always @(*) begin
-        dram$write_data = dma_rd_cpl_data;
+        dram$write_data = cdata;
     end
     always @(*) begin
-        dram1$write_data = dma_rd_cpl_data;
+        dram1$write_data = cdata;
     end
     always @(*) begin
         push = 1'b0;
-        if (dma_rd_cpl_valid) begin
+        if (cv) begin
             if (beat$q == 4'hf) begin
                 push = 1'b1;
             end
@@ -87903,8 +88683,8 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     end
     always @(*) begin
         free_next = free$q;
-        if (dma_rd_cpl_valid) begin
-            if (dma_rd_cpl_last) begin
+        if (cv) begin
+            if (clast) begin
                 free_next = free_next | (4'h1 << ctag);
             end
         end
@@ -87914,8 +88694,8 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     end
     always @(*) begin
         rearm_valid = 1'b0;
-        if (dma_rd_cpl_valid) begin
-            if (dma_rd_cpl_last) begin
+        if (cv) begin
+            if (clast) begin
                 rearm_valid = c_more;
             end
         end
@@ -87943,6 +88723,9 @@ module rnic_ecpix5$core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2
     end
     always @(*) begin
         cnt_fetch = n_fetch$q;
+    end
+    always @(*) begin
+        cnt_push = n_push$q;
     end
     always @(*) begin
         hv = lbeat$q[32'h3] & ~lv$q & (fresh$q == 2'h0);
@@ -88979,6 +89762,158 @@ module rnic_ecpix5$core$wqe_fetch$ifl(d,q,clock);
 endmodule // rnic_ecpix5$core$wqe_fetch$ifl
 
 
+module rnic_ecpix5$core$wqe_fetch$ij_b(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$ij_b
+
+
+module rnic_ecpix5$core$wqe_fetch$ij_go(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$ij_go
+
+
+module rnic_ecpix5$core$wqe_fetch$ij_len(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$ij_len
+
+
+module rnic_ecpix5$core$wqe_fetch$ij_on(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$ij_on
+
+
+module rnic_ecpix5$core$wqe_fetch$ij_rd(d,q,clock);
+
+    // Module arguments
+    input wire  [4:0] d;
+    output reg  [4:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 5'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$ij_rd
+
+
+module rnic_ecpix5$core$wqe_fetch$ij_tag(d,q,clock);
+
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$ij_tag
+
+
+module rnic_ecpix5$core$wqe_fetch$ij_tv(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$ij_tv
+
+
+module rnic_ecpix5$core$wqe_fetch$ij_v(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$ij_v
+
+
 module rnic_ecpix5$core$wqe_fetch$lastq(d,q,clock);
 
     // Module arguments
@@ -89169,6 +90104,25 @@ module rnic_ecpix5$core$wqe_fetch$n_oth(d,q,clock);
 endmodule // rnic_ecpix5$core$wqe_fetch$n_oth
 
 
+module rnic_ecpix5$core$wqe_fetch$n_push(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$n_push
+
+
 module rnic_ecpix5$core$wqe_fetch$n_skip(d,q,clock);
 
     // Module arguments
@@ -89302,6 +90256,172 @@ module rnic_ecpix5$core$wqe_fetch$off(d,q,clock);
 endmodule // rnic_ecpix5$core$wqe_fetch$off
 
 
+module rnic_ecpix5$core$wqe_fetch$pb_arm(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$pb_arm
+
+
+module rnic_ecpix5$core$wqe_fetch$pb_bad(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$pb_bad
+
+
+module rnic_ecpix5$core$wqe_fetch$pb_fresh(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$pb_fresh
+
+
+module rnic_ecpix5$core$wqe_fetch$pb_hi(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [3:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [3:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[15:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$core$wqe_fetch$pb_hi
+
+
+module rnic_ecpix5$core$wqe_fetch$pb_idx(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$pb_idx
+
+
+module rnic_ecpix5$core$wqe_fetch$pb_len(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$pb_len
+
+
+module rnic_ecpix5$core$wqe_fetch$pb_lo(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
+
+    // Module arguments
+    input wire  [3:0] read_address;
+    input wire  read_clock;
+    output reg  [31:0] read_data;
+    input wire  [3:0] write_address;
+    input wire  write_clock;
+    input wire  [31:0] write_data;
+    input wire  write_enable;
+
+    // Update code (custom)
+    reg[31:0] mem[15:0];
+
+    always @(posedge read_clock) begin
+       read_data <= mem[read_address];
+    end
+
+    always @(posedge write_clock) begin
+       if (write_enable) begin
+          mem[write_address] <= write_data;
+       end
+    end
+endmodule // rnic_ecpix5$core$wqe_fetch$pb_lo
+
+
+module rnic_ecpix5$core$wqe_fetch$pb_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$pb_qp
+
+
 module rnic_ecpix5$core$wqe_fetch$pd(d,q,clock);
 
     // Module arguments
@@ -89431,6 +90551,25 @@ module rnic_ecpix5$core$wqe_fetch$tsum(d,q,clock);
     end
 
 endmodule // rnic_ecpix5$core$wqe_fetch$tsum
+
+
+module rnic_ecpix5$core$wqe_fetch$use_pb(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$wqe_fetch$use_pb
 
 
 module rnic_ecpix5$core$wqe_fetch$wcount(d,q,clock);

@@ -566,6 +566,7 @@ const UNUSED_OK: &[Unused] = &[
     unused(BOARD_TOP, "core$cnt_tx_segs", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_tx_bad_wqe", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_tx_fetch", 32, NO_REGS),
+    unused(BOARD_TOP, "core$cnt_tx_push", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_db", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_db_bad", 32, NO_REGS),
     unused(BOARD_TOP, "core$cnt_dma_rd_cpl_bad", 32, NO_REGS),

@@ -63,6 +63,12 @@ pub struct Profile {
     /// buffer while the head is in use, so a pop shows the next WQE 3
     /// clocks later instead of after its 9-clock load.
     pub tx_wqe_next_buf: bool,
+    /// `wqe_fetch` takes a WQE pushed through the doorbell page
+    /// (`abi::doorbell::QP_SQ_PUSH`, `CAP_WQE_PUSH`) instead of reading it
+    /// from the ring: a 128-octet push buffer and its copy into the WQE
+    /// RAMs. Off on the board, whose host is behind the UDP bridge (a push
+    /// would be 8 to 32 bridge writes instead of one read).
+    pub tx_wqe_push: bool,
     /// Largest TCP payload a TX frame carries (octets): the EMSS of the
     /// profile's MTU without TCP options, MTU − 20 (IPv4) − 20 (TCP).
     /// `tx_mpa` drops a longer FPDU (`cnt_desc_drop`) rather than cut it.
@@ -105,6 +111,7 @@ pub const SIM: Profile = Profile {
     tx_fifo_log2: 11,
     tx_desc_q_log2: 2,
     tx_wqe_next_buf: true,
+    tx_wqe_push: true,
     tx_max_tcp_payload: rnic_wire::abi::caps::TX_MAX_TCP_PAYLOAD,
     tx_max_mulpdu: rnic_wire::abi::caps::MAX_MULPDU,
     tx_max_mulpdu_mk: rnic_wire::abi::caps::MAX_MULPDU,
@@ -170,6 +177,7 @@ pub const BOARD: Profile = Profile {
     // board's timing"): no descriptor queue, no 519-bit LUT RAM.
     tx_desc_q_log2: 0,
     tx_wqe_next_buf: false,
+    tx_wqe_push: false,
     tx_max_tcp_payload: BOARD_MAX_TCP_PAYLOAD,
     tx_max_mulpdu: BOARD_MAX_MULPDU,
     tx_max_mulpdu_mk: BOARD_MAX_MULPDU_MK,

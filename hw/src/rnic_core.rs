@@ -340,6 +340,9 @@ pub struct RnicCoreP<
     pub cnt_tx_segs: Signal<Out, Bits<32>>,
     pub cnt_tx_bad_wqe: Signal<Out, Bits<32>>,
     pub cnt_tx_fetch: Signal<Out, Bits<32>>,
+    /// Send WQEs taken from a push (`abi::doorbell::QP_SQ_PUSH`) instead of
+    /// a fetch.
+    pub cnt_tx_push: Signal<Out, Bits<32>>,
     pub cnt_db: Signal<Out, Bits<32>>,
     pub cnt_db_bad: Signal<Out, Bits<32>>,
     pub cnt_dma_rd_cpl_bad: Signal<Out, Bits<32>>,
@@ -2147,6 +2150,14 @@ impl<
         self.wqe_fetch.park_valid.next = self.tx_seg.park_valid.val();
         self.wqe_fetch.park_qp.next = self.tx_seg.park_qp.val();
         self.wqe_fetch.park_idx.next = self.tx_seg.park_idx.val();
+        // Doorbell page → the WQE push buffer (wqe_fetch, "Pushed WQEs").
+        self.wqe_fetch.push_valid.next = self.doorbell.push_valid.val();
+        self.wqe_fetch.push_qp.next = self.doorbell.rq_qp.val();
+        self.wqe_fetch.push_dw.next = self.doorbell.push_dw.val();
+        self.wqe_fetch.push_data.next = self.doorbell.rq_prod.val();
+        self.wqe_fetch.sq_valid.next = self.doorbell.sq_valid.val();
+        self.wqe_fetch.sq_qp.next = self.doorbell.rq_qp.val();
+        self.wqe_fetch.sq_prod.next = self.doorbell.rq_prod.val();
         self.tx_seg.park_ready.next = self.wqe_fetch.park_ready.val();
         self.tx_sched.park_valid.next = self.tx_seg.park_valid.val();
         self.tx_sched.park_fire.next =
@@ -2915,6 +2926,7 @@ impl<
         self.cnt_tx_segs.next = self.tx_seg.cnt_segs.val();
         self.cnt_tx_bad_wqe.next = self.tx_seg.cnt_bad_wqe.val();
         self.cnt_tx_fetch.next = self.wqe_fetch.cnt_fetch.val();
+        self.cnt_tx_push.next = self.wqe_fetch.cnt_push.val();
         self.cnt_db.next = self.doorbell.cnt_db.val();
         self.cnt_db_bad.next = self.doorbell.cnt_db_bad.val();
 

@@ -295,6 +295,12 @@ pub fn params_for(pr: usize) -> HostRegsParams {
         max_qp: p.fw.n_qp,
         max_tpt: 1 << p.tpt_log2,
         max_pbl: 1 << p.pbl_log2,
+        caps: CORE_PARAMS.caps
+            | if p.tx_wqe_push {
+                rnic_wire::abi::csr::CAP_WQE_PUSH
+            } else {
+                0
+            },
         ..CORE_PARAMS
     }
 }
@@ -757,7 +763,12 @@ mod tests {
                 1 << crate::protection::tpt::PBL_INDEX_BITS
             )
         );
-        assert_eq!((s.caps, s.max_cq), (CORE_PARAMS.caps, CORE_PARAMS.max_cq));
+        assert_eq!(
+            (s.caps, s.max_cq),
+            (CORE_PARAMS.caps | csr::CAP_WQE_PUSH, CORE_PARAMS.max_cq)
+        );
+        // the push buffer is the sim profile's alone
+        assert_eq!(b.caps, CORE_PARAMS.caps);
         // the block built for the board reads them back
         let u = HostRegsN::<PR_BOARD>::default();
         assert_eq!(u.k_max_qp.val().to_u64(), 16);

@@ -5,7 +5,13 @@
 //!   (`rnic_wire::abi::csr`); a write of `QP_SQ_PRODUCER` (+0) stores the
 //!   free-running 32-bit producer index in an `n_qp`-entry RAM and sets
 //!   `pending[n]`; a write of `QP_RQ_PRODUCER` (+4) is passed on as a one-clock
-//!   pulse on `rq_*` (for the receive side). Any other write inside the QP
+//!   pulse on `rq_*` (for the receive side), a write of `QP_SQ_PRODUCER`
+//!   also as a one-clock pulse on `sq_*` (the WQE push buffer's binding to
+//!   its index), and a write inside the push window `QP_SQ_PUSH` (+0x800,
+//!   128 octets) as a pulse on `push_*` {QP, dword, value} (`wqe_fetch`
+//!   keeps the push buffer; `abi::doorbell::QP_SQ_PUSH` has the rules).
+//!   The pulses come one clock after the write, in write order. Any other
+//!   write inside the QP
 //!   doorbell area (`QP_DOORBELL_PAGES` pages: a QP at or above the
 //!   profile's QPs, `PROFILES[PR].fw.n_qp` = 64 in the sim core, 16 on the
 //!   board; another offset) is ignored and counted in `cnt_db_bad` (the
@@ -25,7 +31,7 @@
 //!   contents (the host rewrites a QP's doorbell when it brings it up).
 
 use rnic_wire::abi::csr::{DOORBELL_PAGE_SIZE, QP_DOORBELL_BASE, QP_DOORBELL_PAGES};
-use rnic_wire::abi::doorbell::{QP_RQ_PRODUCER, QP_SQ_PRODUCER};
+use rnic_wire::abi::doorbell::{QP_RQ_PRODUCER, QP_SQ_PRODUCER, QP_SQ_PUSH, QP_SQ_PUSH_SIZE};
 use rust_hdl::prelude::*;
 
 /// Number of QPs the doorbell block serves (`pending` width).
@@ -72,6 +78,12 @@ pub struct DoorbellN<const PR: usize> {
     pub rq_valid: Signal<Out, Bit>,
     pub rq_qp: Signal<Out, Bits<6>>,
     pub rq_prod: Signal<Out, Bits<32>>,
+    /// A send-queue producer write (one clock late; `rq_qp`, `rq_prod`
+    /// carry its QP and value).
+    pub sq_valid: Signal<Out, Bit>,
+    /// A push-window write: QP `rq_qp`, dword `push_dw`, value `rq_prod`.
+    pub push_valid: Signal<Out, Bit>,
+    pub push_dw: Signal<Out, Bits<5>>,
     pub cnt_db: Signal<Out, Bits<32>>,
     pub cnt_db_bad: Signal<Out, Bits<32>>,
     base: Constant<Bits<24>>,
@@ -87,6 +99,9 @@ pub struct DoorbellN<const PR: usize> {
     rqv: DFF<Bit>,
     rqq: DFF<Bits<6>>,
     rqp: DFF<Bits<32>>,
+    sqv: DFF<Bit>,
+    pwv: DFF<Bit>,
+    pdw: DFF<Bits<5>>,
     n_db: DFF<Bits<32>>,
     n_bad: DFF<Bits<32>>,
     rel: Signal<Local, Bits<24>>,
@@ -95,6 +110,7 @@ pub struct DoorbellN<const PR: usize> {
     qp: Signal<Local, Bits<6>>,
     sq_wr: Signal<Local, Bit>,
     rq_wr: Signal<Local, Bit>,
+    push_wr: Signal<Local, Bit>,
     pnext: Signal<Local, Bits<64>>,
     tq: Signal<Local, Bits<6>>,
     aq: Signal<Local, Bits<6>>,
@@ -103,6 +119,8 @@ pub struct DoorbellN<const PR: usize> {
 impl<const PR: usize> Default for DoorbellN<PR> {
     fn default() -> Self {
         const _: () = assert!(DOORBELL_PAGE_SIZE == 1 << 12);
+        // The push window decode: 128 octets at 0x800 (`rel[11:7] == 16`).
+        const _: () = assert!(QP_SQ_PUSH == 16 << 7 && QP_SQ_PUSH_SIZE == 1 << 7);
         Self {
             clock: Default::default(),
             reset: Default::default(),
@@ -120,6 +138,9 @@ impl<const PR: usize> Default for DoorbellN<PR> {
             rq_valid: Default::default(),
             rq_qp: Default::default(),
             rq_prod: Default::default(),
+            sq_valid: Default::default(),
+            push_valid: Default::default(),
+            push_dw: Default::default(),
             cnt_db: Default::default(),
             cnt_db_bad: Default::default(),
             base: Constant::new((QP_DOORBELL_BASE as u64).into()),
@@ -135,6 +156,9 @@ impl<const PR: usize> Default for DoorbellN<PR> {
             rqv: Default::default(),
             rqq: Default::default(),
             rqp: Default::default(),
+            sqv: Default::default(),
+            pwv: Default::default(),
+            pdw: Default::default(),
             n_db: Default::default(),
             n_bad: Default::default(),
             rel: Default::default(),
@@ -143,6 +167,7 @@ impl<const PR: usize> Default for DoorbellN<PR> {
             qp: Default::default(),
             sq_wr: Default::default(),
             rq_wr: Default::default(),
+            push_wr: Default::default(),
             pnext: Default::default(),
             tq: Default::default(),
             aq: Default::default(),
@@ -153,7 +178,7 @@ impl<const PR: usize> Default for DoorbellN<PR> {
 impl<const PR: usize> Logic for DoorbellN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, pend, ack, rqv, rqq, rqp, n_db, n_bad);
+        dff_setup!(self, clock, pend, ack, rqv, rqq, rqp, sqv, pwv, pdw, n_db, n_bad);
         self.prod.read_clock.next = self.clock.val();
         self.prod.write_clock.next = self.clock.val();
         // Decode: the QP doorbell window is [base, base + n_qp pages).
@@ -170,6 +195,8 @@ impl<const PR: usize> Logic for DoorbellN<PR> {
             self.in_win.val() & (self.rel.val().get_bits::<12>(0) == self.off_sq.val());
         self.rq_wr.next =
             self.in_win.val() & (self.rel.val().get_bits::<12>(0) == self.off_rq.val());
+        // The push window: offsets 0x800..0x880 of the page.
+        self.push_wr.next = self.in_win.val() & (self.rel.val().get_bits::<5>(7) == 16);
         // Producer RAM: doorbell writes; take reads (registered).
         self.prod.write_address.next = self.qp.val();
         self.prod.write_data.next = self.csr_wdata.val();
@@ -191,18 +218,25 @@ impl<const PR: usize> Logic for DoorbellN<PR> {
         }
         self.pend.d.next = self.pnext.val() & self.qset.val();
         self.pending.next = self.pend.q.val();
-        // RQ producer writes go on as pulses.
+        // RQ and SQ producer writes and push writes go on as pulses
+        // (sharing the QP and value registers: one write a clock).
         self.rqv.d.next = self.rq_wr.val();
+        self.sqv.d.next = self.sq_wr.val();
+        self.pwv.d.next = self.push_wr.val();
         self.rqq.d.next = self.qp.val();
         self.rqp.d.next = self.csr_wdata.val();
+        self.pdw.d.next = self.rel.val().get_bits::<5>(2);
         self.rq_valid.next = self.rqv.q.val();
+        self.sq_valid.next = self.sqv.q.val();
+        self.push_valid.next = self.pwv.q.val();
+        self.push_dw.next = self.pdw.q.val();
         self.rq_qp.next = self.rqq.q.val();
         self.rq_prod.next = self.rqp.q.val();
         // Counters.
         if self.sq_wr.val() | self.rq_wr.val() {
             self.n_db.d.next = self.n_db.q.val() + 1;
         }
-        if self.in_area.val() & !self.sq_wr.val() & !self.rq_wr.val() {
+        if self.in_area.val() & !self.sq_wr.val() & !self.rq_wr.val() & !self.push_wr.val() {
             self.n_bad.d.next = self.n_bad.q.val() + 1;
         }
         self.cnt_db.next = self.n_db.q.val();
@@ -211,6 +245,8 @@ impl<const PR: usize> Logic for DoorbellN<PR> {
             self.pend.d.next = 0.into();
             self.ack.d.next = false;
             self.rqv.d.next = false;
+            self.sqv.d.next = false;
+            self.pwv.d.next = false;
             self.n_db.d.next = 0.into();
             self.n_bad.d.next = 0.into();
         }
@@ -294,11 +330,16 @@ mod tests {
         let mut pend = 0u64;
         let (mut good, mut bad) = (0u64, 0u64);
         for _ in 0..400 {
-            match rng.below(6) {
+            match rng.below(7) {
                 0..=2 => {
                     let qp = rng.below(nq) as u32;
                     let v = rng.next_u64() as u32;
                     write(&mut u, page(qp) + QP_SQ_PRODUCER, v);
+                    assert!(u.sq_valid.val() && !u.push_valid.val() && !u.rq_valid.val());
+                    assert_eq!(
+                        (u.rq_qp.val().to_u64(), u.rq_prod.val().to_u64()),
+                        (qp as u64, v as u64)
+                    );
                     prod[qp as usize] = v;
                     pend |= 1 << qp;
                     good += 1;
@@ -316,16 +357,40 @@ mod tests {
                     good += 1;
                 }
                 4 => {
-                    // Outside the n_qp pages, other offsets, reads: ignored.
-                    let (a, counted) = match rng.below(3) {
+                    // Outside the n_qp pages, other offsets (either side of
+                    // the push window), reads: ignored.
+                    let (a, counted) = match rng.below(5) {
                         0 => (page((nq + rng.below(100)) as u32), true),
                         1 => (page(rng.below(nq) as u32) + 8, true),
+                        2 => (page(rng.below(nq) as u32) + QP_SQ_PUSH - 4, true),
+                        3 => (
+                            page(rng.below(nq) as u32) + QP_SQ_PUSH + QP_SQ_PUSH_SIZE,
+                            true,
+                        ),
                         _ => (0x0020, false),
                     };
                     write(&mut u, a, 5);
+                    assert!(!u.sq_valid.val() && !u.push_valid.val() && !u.rq_valid.val());
                     if counted {
                         bad += 1;
                     }
+                }
+                5 => {
+                    // A push-window write: a pulse with its QP, dword and
+                    // value; no doorbell, not counted bad.
+                    let qp = rng.below(nq) as u32;
+                    let dw = rng.below(32) as u32;
+                    let v = rng.next_u64() as u32;
+                    write(&mut u, page(qp) + QP_SQ_PUSH + 4 * dw, v);
+                    assert!(u.push_valid.val() && !u.sq_valid.val() && !u.rq_valid.val());
+                    assert_eq!(
+                        (
+                            u.rq_qp.val().to_u64(),
+                            u.push_dw.val().to_u64(),
+                            u.rq_prod.val().to_u64()
+                        ),
+                        (qp as u64, dw as u64, v as u64)
+                    );
                 }
                 _ => {
                     let qp = rng.below(nq);

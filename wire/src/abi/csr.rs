@@ -125,6 +125,9 @@ pub const CAP_MPA_REV1: u32 = 1 << 2;
 pub const CAP_ENHANCED: u32 = 1 << 3;
 /// `CAPS`: RFC 7306 Write with Immediate / Immediate Data.
 pub const CAP_IMMEDIATE: u32 = 1 << 4;
+/// `CAPS`: send WQEs may be pushed through the QP's doorbell page
+/// ([`super::doorbell::QP_SQ_PUSH`]).
+pub const CAP_WQE_PUSH: u32 = 1 << 5;
 /// `CAPS` bits 15:8: the largest number of SGEs in one WQE.
 pub const CAP_MAX_SGE_SHIFT: u32 = 8;
 /// Mask of the max-SGE field after shifting.

@@ -12,6 +12,32 @@ pub const QP_SQ_PRODUCER: u32 = 0x000;
 /// QP page: receive queue producer index.
 pub const QP_RQ_PRODUCER: u32 = 0x004;
 
+/// QP page: the send WQE push window, [`QP_SQ_PUSH_SIZE`] octets (one
+/// WQE), on a device with [`super::csr::CAP_WQE_PUSH`].
+///
+/// A push hands the device a copy of the WQE it is about to post, so the
+/// device need not read it from the ring (one DMA round trip less on a
+/// small message's latency). The rules:
+///
+/// * the WQE is first written into its ring slot as always: the ring copy
+///   is the WQE (the device may read it instead, and retransmission reads
+///   the ring);
+/// * the push is the WQE's first `n` dwords (1 ≤ `n` ≤ 32), written in
+///   order through this window, dword `k` at `QP_SQ_PUSH + 4 k`, dword 0
+///   first; the device reads the WQE's other dwords as zero, so `n` must
+///   cover its last non-zero octet;
+/// * the [`QP_SQ_PRODUCER`] write that follows makes the pushed WQE the
+///   last one posted (index `producer - 1`).
+///
+/// The device has one push buffer. It uses the push only when that WQE is
+/// the one WQE its next fetch for the QP would read; a push that another
+/// QP's push interrupts, that comes out of order, or that arrives while
+/// the previous one is still being taken is dropped, and the device reads
+/// the ring. A push is never required for correctness.
+pub const QP_SQ_PUSH: u32 = 0x800;
+/// Size of the push window: one WQE.
+pub const QP_SQ_PUSH_SIZE: u32 = crate::abi::wqe::WQE_SIZE as u32;
+
 /// CQ page: consumer index. The device never overwrites an entry the host has
 /// not consumed; a CQ that would overflow moves its QPs to error.
 pub const CQ_CONSUMER: u32 = 0x000;
