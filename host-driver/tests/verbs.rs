@@ -1004,3 +1004,85 @@ fn inline_data_goes_into_the_wqe() {
         }
     }
 }
+
+/// WQE push (`CAP_WQE_PUSH`, `abi::doorbell::QP_SQ_PUSH`): a post of one
+/// work request writes the WQE into its ring slot, then its dwords up to
+/// the last non-zero one through the push window, in order, then the
+/// doorbell (the fake device checks the pushed copy equals the ring's);
+/// a post of several WRs, a device without the capability, or
+/// `Options::wqe_push` off push nothing.
+#[test]
+fn one_wr_posts_push_their_wqe() {
+    use rnic_wire::abi::doorbell::QP_SQ_PUSH;
+    for (cap, opt) in [(true, true), (false, true), (true, false)] {
+        let bus = FakeBus::new();
+        let caps = common::CAPS_DEFAULT | (96 << CAP_MAX_INLINE_SHIFT);
+        bus.set_reg(CAPS, caps | if cap { CAP_WQE_PUSH } else { 0 });
+        let ctx = Context::open_with(
+            bus.clone(),
+            rnic_driver::Options {
+                wqe_push: opt,
+                ..rnic_driver::Options::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(ctx.caps().wqe_push(), cap);
+        assert_eq!(ctx.wqe_push(), cap && opt);
+        ctx.set_wqe_push(true);
+        assert_eq!(ctx.wqe_push(), cap, "on only with the capability");
+        ctx.set_wqe_push(opt);
+        let pd = ctx.alloc_pd().unwrap();
+        let buf = ctx.alloc_dma(4096).unwrap();
+        let mr = pd.reg_mr(&buf, 0, 4096, AccessFlags::LOCAL_READ).unwrap();
+        let cq = ctx.create_cq(8).unwrap();
+        let qp = pd.create_qp(&cq, &cq, 8, 8).unwrap();
+        bus.push_event(event(EventKind::Established, qp.qpn()));
+        ctx.process_events().unwrap();
+        let remote = RemoteAddr {
+            addr: 0x1000,
+            rkey: 7,
+        };
+        let msg: Vec<u8> = (1..=61).collect();
+        let sge = [mr.sge(0, 8).unwrap(), mr.sge(64, 8).unwrap()];
+        let wr = |sges, data| SendWr {
+            wr_id: 5,
+            op: SendOp::RdmaWrite(remote),
+            sges,
+            signaled: true,
+            solicited: false,
+            fence: false,
+            inline_data: data,
+        };
+        let page = qp_doorbell_page(qp.qpn());
+        // 61 inline octets end in dword (32 + 61 - 1) / 4 = 23; two SGEs
+        // end at octet 64 (dword 15).
+        for (w, dwords) in [(wr(&[], Some(&msg[..])), 24u32), (wr(&sge, None), 16)] {
+            let mark = bus.mark();
+            qp.post_send(&[w]).unwrap();
+            let writes: Vec<u32> = bus
+                .mmio_since(mark)
+                .iter()
+                .filter(|a| a.1)
+                .map(|a| a.0 - page)
+                .collect();
+            let mut want: Vec<u32> = if cap && opt {
+                (0..dwords).map(|k| QP_SQ_PUSH + 4 * k).collect()
+            } else {
+                vec![]
+            };
+            want.push(QP_SQ_PRODUCER);
+            assert_eq!(writes, want, "cap {cap} option {opt}");
+        }
+        // Several WRs: the ring and one doorbell only.
+        let mark = bus.mark();
+        qp.post_send(&[wr(&sge, None), wr(&[], Some(&msg[..4]))])
+            .unwrap();
+        let writes: Vec<(u32, bool, u32)> = bus.mmio_since(mark);
+        assert_eq!(writes, [(page + QP_SQ_PRODUCER, true, 4)]);
+        let d = bus.dev();
+        let dq = &d.qps[&qp.qpn()];
+        assert_eq!(dq.send_wqes.len(), 4);
+        let pushed: &[u32] = if cap && opt { &[0, 1] } else { &[] };
+        assert_eq!(dq.pushed, pushed);
+    }
+}

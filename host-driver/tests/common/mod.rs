@@ -124,6 +124,9 @@ pub struct DevQp {
     /// Parsed send WQEs in doorbell order.
     pub send_wqes: Vec<SendWqe>,
     pub recv_wqes: Vec<RecvWqe>,
+    /// Send WQEs that came with a push (`QP_SQ_PUSH`), each checked equal
+    /// to its ring slot, as indices.
+    pub pushed: Vec<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -183,6 +186,8 @@ pub struct Dev {
     pub mmio: Vec<(u32, bool, u32)>,
     /// `CTRL_RESET` writes seen.
     pub resets: u32,
+    /// Push-window writes since the last send doorbell: (QP, dword, value).
+    pub push: Vec<(u32, u32, u32)>,
     /// `CTRL_RESET` never finishes (reads 1 for good).
     pub reset_stuck: bool,
 }
@@ -235,6 +240,7 @@ impl FakeBus {
             mmio: Vec::new(),
             resets: 0,
             reset_stuck: false,
+            push: Vec::new(),
         })))
     }
 
@@ -378,11 +384,38 @@ impl Dev {
         // A doorbell of a QP the device has no context for does nothing
         // (`create_qp` rings SQ producer 0 for whatever QP number the
         // mailbox answered, garbage included).
+        if (QP_SQ_PUSH..QP_SQ_PUSH + QP_SQ_PUSH_SIZE).contains(&reg) {
+            // The driver pushes only to a device that offers it.
+            assert!(
+                self.reg(CAPS) & CAP_WQE_PUSH != 0,
+                "a push to a device without CAP_WQE_PUSH"
+            );
+            self.push.push((qpn, (reg - QP_SQ_PUSH) / 4, prod));
+            return;
+        }
+        let push = std::mem::take(&mut self.push);
         let Some(qp) = self.qps.get_mut(&qpn) else {
             return;
         };
         match reg {
             QP_SQ_PRODUCER => {
+                if !push.is_empty() {
+                    // A push: dwords 0, 1, ... of this QP, then this
+                    // doorbell; the rest of the WQE reads as zero, and the
+                    // whole equals the ring's last WQE posted.
+                    let mut img = [0u8; WQE_SIZE];
+                    for (k, &(q, dw, v)) in push.iter().enumerate() {
+                        assert_eq!((q, dw), (qpn, k as u32), "push out of order: {push:?}");
+                        img[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+                    }
+                    let idx = prod.wrapping_sub(1);
+                    let slot = idx % qp.sq_entries;
+                    let ring = mem
+                        .borrow_mut()
+                        .read(qp.sq_ring + slot as u64 * WQE_SIZE as u64, WQE_SIZE);
+                    assert_eq!(&img[..], &ring[..], "the push differs from the ring");
+                    qp.pushed.push(idx);
+                }
                 while qp.sq_fetched != prod {
                     let slot = qp.sq_fetched % qp.sq_entries;
                     let b = mem
@@ -601,6 +634,7 @@ impl Dev {
                         rq_fetched: 0,
                         state: QpState::Idle,
                         send_wqes: vec![],
+                        pushed: vec![],
                         recv_wqes: vec![],
                     },
                 );
