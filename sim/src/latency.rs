@@ -7,8 +7,8 @@
 //!
 //! | stage | from | to |
 //! |---|---|---|
-//! | doorbell | `post_send` returns (WQE in host memory, doorbell written) | A's WQE read is accepted by the DMA server |
-//! | WQE read | that request | its completion's last beat |
+//! | doorbell | `post_send` is called | A's WQE read is accepted by the DMA server; pushed: `post_send` returns (the push's MMIO writes and the doorbell, a clock each) |
+//! | WQE read | that request | its completion's last beat; pushed: none (0) |
 //! | WQE → payload read | the WQE in | A's payload read is accepted |
 //! | payload read | that request | its completion's last beat |
 //! | framing | the payload in | the frame's last beat leaves A's MAC (headers, MPA CRC, TCP checksum: store and forward) |
@@ -16,6 +16,10 @@
 //! | receive → placement | the frame at B | B's placement write's last beat is accepted (the co-simulation hands B's MAC the frame whole when its last octet arrives and streams it in at line rate, so this stage holds the frame's beats once more than a MAC receiving as the octets arrive would) |
 //! | placement write | that beat | the write has landed in B's memory |
 //! | measurement | that | the clock the run loop sees it (granularity of one round) |
+//!
+//! With the WQE pushed (`abi::doorbell::QP_SQ_PUSH`, [`Source::push`]) A
+//! reads no WQE, and the stage after the doorbell counts from the doorbell:
+//! the grant, the push's copy into the WQE store and what follows.
 //!
 //! The stages add up to the latency exactly ([`WriteSample::stages`]);
 //! `sim/tests/latency.rs` checks that on every sample, and `make bench`
@@ -32,8 +36,8 @@ use rnic_driver::WcStatus;
 
 /// The stages' names, in order ([`WriteSample::stages`]).
 pub const STAGES: [&str; 9] = [
-    "doorbell → WQE read request",
-    "WQE read (DMA round trip)",
+    "doorbell → WQE read request (pushed: post → doorbell written)",
+    "WQE read (DMA round trip; pushed: none)",
     "WQE → payload read request",
     "payload read (DMA round trip)",
     "framing (store and forward) → last beat out of A's MAC",
@@ -87,22 +91,62 @@ impl WriteSample {
     }
 }
 
-/// `samples` RDMA Writes of `size` octets (≤ one frame's payload), one at a
-/// time, each checked byte-exact in B's memory and its completion polled
-/// after the measurement.
-pub fn write_samples(samples: usize, size: usize) -> Result<Vec<WriteSample>, String> {
-    write_samples_as(samples, size, false)
+/// How the measured Writes are posted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Source {
+    /// The message in the WQE (`SendWr::inline_data`), not in a buffer.
+    pub inline: bool,
+    /// The WQE pushed through the doorbell page (`Context::set_wqe_push`).
+    pub push: bool,
 }
 
-/// [`write_samples`], the Writes posted inline when `inline` (the message
-/// in the WQE: `SendWr::inline_data`). An inline Write must read no payload
-/// from A's memory: a payload read is an error, and its two payload stages
-/// are zero (`pay_req` = `pay_done` = the WQE's arrival).
+impl Source {
+    /// A registered buffer, the WQE read from the ring.
+    pub const BUFFER: Source = Source {
+        inline: false,
+        push: false,
+    };
+    /// Inline, the WQE read from the ring.
+    pub const INLINE: Source = Source {
+        inline: true,
+        push: false,
+    };
+    /// Inline and pushed: no DMA read at A at all.
+    pub const INLINE_PUSHED: Source = Source {
+        inline: true,
+        push: true,
+    };
+
+    /// What the source is called in reports.
+    pub fn name(&self) -> &'static str {
+        match (self.inline, self.push) {
+            (false, false) => "from a registered buffer",
+            (false, true) => "from a registered buffer, WQE pushed",
+            (true, false) => "inline",
+            (true, true) => "inline, WQE pushed",
+        }
+    }
+}
+
+/// `samples` RDMA Writes of `size` octets (≤ one frame's payload) from a
+/// registered buffer, the WQE read from the ring, one at a time, each
+/// checked byte-exact in B's memory and its completion polled after the
+/// measurement.
+pub fn write_samples(samples: usize, size: usize) -> Result<Vec<WriteSample>, String> {
+    write_samples_as(samples, size, Source::BUFFER)
+}
+
+/// [`write_samples`], the Writes posted as `src` says. An inline Write must
+/// read no payload from A's memory: a payload read is an error, and its two
+/// payload stages are zero (`pay_req` = `pay_done` = the WQE's arrival). A
+/// pushed Write must read no WQE: a WQE read is an error, and the WQE's
+/// arrival is taken as the clock `post_send` returns.
 pub fn write_samples_as(
     samples: usize,
     size: usize,
-    inline: bool,
+    src: Source,
 ) -> Result<Vec<WriteSample>, String> {
+    let inline = src.inline;
     with_write_rig(
         None,
         1500,
@@ -132,6 +176,10 @@ pub fn write_samples_as(
                     n.hw.borrow_mut().dma.set_log(true);
                 }
             }
+            rig.a.set_wqe_push(src.push);
+            if rig.a.wqe_push() != src.push {
+                return Err("A's device has no WQE push (CAP_WQE_PUSH)".into());
+            }
             let mut out = Vec::with_capacity(samples);
             for k in 0..samples {
                 // Quiet first: B's ACK of the previous Write and its DMA done.
@@ -139,7 +187,10 @@ pub fn write_samples_as(
                     w.nodes.iter().all(|n| n.hw.borrow().dma.idle())
                 })
                 .map_err(|c| format!("sample {k}: not idle after {c} clocks"))?;
-                for _ in 0..2_000 {
+                // A gap of 2,000 to 2,511 rounds, varied so the samples
+                // do not all fall in one phase of B's periodic work (its
+                // ACK timer): with one fixed gap the median followed it.
+                for _ in 0..2_000 + (k * 211) % 512 {
                     world.borrow_mut().round();
                 }
                 let (log0, placed0, offs) = {
@@ -155,12 +206,13 @@ pub fn write_samples_as(
                 };
                 frames.borrow_mut().clear();
                 arrivals.borrow_mut().clear();
-                // The driver's doorbell write reaches BAR0 without a clock
-                // passing (the co-simulation's bus).
+                // Each of the driver's BAR0 writes (the doorbell, the push)
+                // is one clock of A (the co-simulation's bus).
                 let post = world.borrow().cycle();
                 // Signaled: the send queue (8 deep) is freed by the
                 // completions, which come after the measurement (B's ACK).
                 rig.post_write_as(1000 + k as u64, true, inline)?;
+                let rung = world.borrow().cycle();
                 run_until(world, 20_000, |w| {
                     let b = w.nodes[1].hw.borrow();
                     let placed: usize = b.placed[placed0..]
@@ -202,7 +254,12 @@ pub fn write_samples_as(
                     }
                     None
                 };
-                let (wqe_req, wqe_done) = first_read(&WQE_TAGS).ok_or("no WQE read at A")?;
+                let (wqe_req, wqe_done) = match (first_read(&WQE_TAGS), src.push) {
+                    (Some(r), false) => r,
+                    (None, true) => (rung, rung),
+                    (None, false) => return Err("no WQE read at A".into()),
+                    (Some(_), true) => return Err(format!("sample {k}: a pushed WQE was read")),
+                };
                 let (pay_req, pay_done) = match (first_read(&PAY_TAGS), inline) {
                     (Some(r), false) => r,
                     (None, true) => (wqe_done, wqe_done),

@@ -12,8 +12,9 @@
 //!   memory touched by the driver; the octets are placed by the device.
 //!   With an application polling its (empty) CQ, each poll is one 1-octet
 //!   read of the next CQE's owner octet and nothing else;
-//! * sending host (A): one `post_send` = one 64-octet WQE write + one
-//!   doorbell write; one completion = one CQE read (owner octet, then the
+//! * sending host (A): one `post_send` = one 128-octet WQE write + the
+//!   WQE's push (`abi::doorbell::QP_SQ_PUSH`: its dwords up to the last
+//!   non-zero one, 12 for one SGE) + one doorbell write; one completion = one CQE read (owner octet, then the
 //!   32-octet entry) + one consumer-index write; each empty poll one
 //!   1-octet read; no MMIO read anywhere.
 //!
@@ -259,10 +260,15 @@ fn driver_work_per_mib_received_by_rdma_write() {
     println!("1 MiB RDMA Write in {clocks} clocks; A (sender): {a:?}, {empty_a} empty polls; B (target): {b:?}");
     // Target host: zero driver work for a one-sided Write.
     assert_eq!(b, Counts::default(), "target host: no driver work at all");
-    // Sending host: one post (WQE + doorbell), one completion (owner
-    // octet + CQE + consumer write), one owner-octet read per empty poll.
+    // Sending host: one post (WQE + its push + doorbell), one completion
+    // (owner octet + CQE + consumer write), one owner-octet read per
+    // empty poll. The push: the 32-octet header and one 16-octet SGE.
     assert_eq!(a.mmio_reads, 0, "no register read on the data path");
-    assert_eq!(a.mmio_writes, 2, "SQ doorbell + CQ consumer index");
+    assert_eq!(
+        a.mmio_writes,
+        (32 + 16) / 4 + 2,
+        "WQE push + SQ doorbell + CQ consumer index"
+    );
     assert_eq!(
         (a.dma_writes, a.dma_write_octets),
         (1, WQE_SIZE as u64),
