@@ -1,5 +1,5 @@
 //! Where a small RDMA Write's latency goes: one Write at a time between two
-//! co-simulated nodes ([`with_write_rig`]: MTU 1500, MPA rev 2 with CRC,
+//! co-simulated nodes ([`crate::rtl_run::with_write_rig`]: MTU 1500, MPA rev 2 with CRC,
 //! the default link: 10 Gb/s, 1 µs), its latency measured as `make sim`
 //! measures it (post → B's placement records cover the message and B's DMA
 //! writes have landed), and cut into stages from both nodes' DMA logs and
@@ -29,9 +29,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::dma::DmaEvent;
-use crate::link::Side;
+use crate::link::{LinkConfig, Side};
 use crate::msg_rate::{PAY_TAGS, WQE_TAGS};
-use crate::rtl_run::{run_until, tcp_of, with_write_rig};
+use crate::rtl_run::{run_until, tcp_of, with_write_rig_link};
 use rnic_driver::WcStatus;
 
 /// The stages' names, in order ([`WriteSample::stages`]).
@@ -146,11 +146,24 @@ pub fn write_samples_as(
     size: usize,
     src: Source,
 ) -> Result<Vec<WriteSample>, String> {
+    write_samples_over(LinkConfig::default(), samples, size, src)
+}
+
+/// [`write_samples_as`] over `link` (e.g. no propagation delay: two
+/// RNICs back to back on a short cable).
+pub fn write_samples_over(
+    link: LinkConfig,
+    samples: usize,
+    size: usize,
+    src: Source,
+) -> Result<Vec<WriteSample>, String> {
     let inline = src.inline;
-    with_write_rig(
+    with_write_rig_link(
+        link,
         None,
         1500,
         size,
+        None,
         |i| (i * 7 + 3) as u8,
         |rig| {
             let world = rig.world;

@@ -483,7 +483,20 @@ pub fn with_write_rig_window<R>(
     pattern: impl Fn(usize) -> u8,
     f: impl FnOnce(&WriteRig<'_>) -> R,
 ) -> Result<R, String> {
-    let world = world_pair(LinkConfig::default(), pcap)?;
+    with_write_rig_link(LinkConfig::default(), pcap, mtu, len, rcv_wnd, pattern, f)
+}
+
+/// [`with_write_rig_window`] over `link` instead of the default link.
+pub fn with_write_rig_link<R>(
+    link: LinkConfig,
+    pcap: Option<&Path>,
+    mtu: u16,
+    len: usize,
+    rcv_wnd: Option<u32>,
+    pattern: impl Fn(usize) -> u8,
+    f: impl FnOnce(&WriteRig<'_>) -> R,
+) -> Result<R, String> {
+    let world = world_pair(link, pcap)?;
     if let Some(w) = rcv_wnd {
         for n in &mut world.borrow_mut().nodes {
             n.fw.config.rcv_wnd = w;
