@@ -18,6 +18,23 @@ use std::net::Ipv4Addr;
 
 const MS: Duration = Duration::from_millis(1);
 
+/// Binds `$mr`, `$cq` and `$qp` in the caller's block: a 4 KiB buffer
+/// registered with `$access` in a new PD, one CQ of `$depth` entries for
+/// both queues, and a QP of `$depth` on it in RTS (its Established event
+/// processed); what most data-path tests start from. A macro, as the
+/// objects borrow one another.
+macro_rules! rts_qp {
+    ($bus:expr, $ctx:expr, $depth:expr, $access:expr => $mr:ident, $cq:ident, $qp:ident) => {
+        let pd = $ctx.alloc_pd().unwrap();
+        let buf = $ctx.alloc_dma(4096).unwrap();
+        let $mr = pd.reg_mr(&buf, 0, 4096, $access).unwrap();
+        let $cq = $ctx.create_cq($depth).unwrap();
+        let $qp = pd.create_qp(&$cq, &$cq, $depth, $depth).unwrap();
+        $bus.push_event(event(EventKind::Established, $qp.qpn()));
+        $ctx.process_events().unwrap();
+    };
+}
+
 pub fn event(kind: EventKind, handle: u32) -> Event {
     Event {
         kind,
@@ -605,13 +622,7 @@ fn zero_length_operations_are_valid() {
     // RFC 5040 §4.3/§4.4/§5.1: zero-length RDMA Write, Read and Send are allowed.
     let bus = FakeBus::new();
     let ctx = Context::open(bus.clone()).unwrap();
-    let pd = ctx.alloc_pd().unwrap();
-    let buf = ctx.alloc_dma(4096).unwrap();
-    let mr = pd.reg_mr(&buf, 0, 4096, AccessFlags::LOCAL_READ).unwrap();
-    let cq = ctx.create_cq(8).unwrap();
-    let qp = pd.create_qp(&cq, &cq, 8, 8).unwrap();
-    bus.push_event(event(EventKind::Established, qp.qpn()));
-    ctx.process_events().unwrap();
+    rts_qp!(bus, ctx, 8, AccessFlags::LOCAL_READ => mr, cq, qp);
     let remote = RemoteAddr { addr: 0, rkey: 7 };
     // A zero-length SGE at the very end of the region is not out of bounds.
     let empty_at_end = [Sge {
@@ -656,13 +667,7 @@ fn zero_length_operations_are_valid() {
 fn send_queue_wraps_many_times() {
     let bus = FakeBus::new();
     let ctx = Context::open(bus.clone()).unwrap();
-    let pd = ctx.alloc_pd().unwrap();
-    let buf = ctx.alloc_dma(4096).unwrap();
-    let mr = pd.reg_mr(&buf, 0, 4096, AccessFlags::LOCAL_READ).unwrap();
-    let cq = ctx.create_cq(4).unwrap();
-    let qp = pd.create_qp(&cq, &cq, 4, 4).unwrap();
-    bus.push_event(event(EventKind::Established, qp.qpn()));
-    ctx.process_events().unwrap();
+    rts_qp!(bus, ctx, 4, AccessFlags::LOCAL_READ => mr, cq, qp);
     let sge = [mr.sge(0, 64).unwrap()];
     let mut wc = [WorkCompletion::default(); 4];
     for i in 0..50u64 {
@@ -840,13 +845,7 @@ fn many_qps_share_cqs() {
 fn data_path_cost() {
     let bus = FakeBus::new();
     let ctx = Context::open(bus.clone()).unwrap();
-    let pd = ctx.alloc_pd().unwrap();
-    let buf = ctx.alloc_dma(4096).unwrap();
-    let mr = pd.reg_mr(&buf, 0, 4096, AccessFlags::LOCAL_WRITE).unwrap();
-    let cq = ctx.create_cq(64).unwrap();
-    let qp = pd.create_qp(&cq, &cq, 64, 64).unwrap();
-    bus.push_event(event(EventKind::Established, qp.qpn()));
-    ctx.process_events().unwrap();
+    rts_qp!(bus, ctx, 64, AccessFlags::LOCAL_WRITE => mr, cq, qp);
     let sge = [mr.sge(0, 4096).unwrap()];
     let rounds = 2000u64;
     let batch = 16u64;
@@ -948,13 +947,7 @@ fn inline_data_goes_into_the_wqe() {
         );
         let ctx = Context::open(bus.clone()).unwrap();
         assert_eq!(ctx.caps().max_inline_data(), max);
-        let pd = ctx.alloc_pd().unwrap();
-        let buf = ctx.alloc_dma(4096).unwrap();
-        let mr = pd.reg_mr(&buf, 0, 4096, AccessFlags::LOCAL_READ).unwrap();
-        let cq = ctx.create_cq(8).unwrap();
-        let qp = pd.create_qp(&cq, &cq, 8, 8).unwrap();
-        bus.push_event(event(EventKind::Established, qp.qpn()));
-        ctx.process_events().unwrap();
+        rts_qp!(bus, ctx, 8, AccessFlags::LOCAL_READ => mr, cq, qp);
         let remote = RemoteAddr {
             addr: 0x1000,
             rkey: 7,
@@ -1031,13 +1024,7 @@ fn one_wr_posts_push_their_wqe() {
         ctx.set_wqe_push(true);
         assert_eq!(ctx.wqe_push(), cap, "on only with the capability");
         ctx.set_wqe_push(opt);
-        let pd = ctx.alloc_pd().unwrap();
-        let buf = ctx.alloc_dma(4096).unwrap();
-        let mr = pd.reg_mr(&buf, 0, 4096, AccessFlags::LOCAL_READ).unwrap();
-        let cq = ctx.create_cq(8).unwrap();
-        let qp = pd.create_qp(&cq, &cq, 8, 8).unwrap();
-        bus.push_event(event(EventKind::Established, qp.qpn()));
-        ctx.process_events().unwrap();
+        rts_qp!(bus, ctx, 8, AccessFlags::LOCAL_READ => mr, cq, qp);
         let remote = RemoteAddr {
             addr: 0x1000,
             rkey: 7,
