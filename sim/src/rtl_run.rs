@@ -470,23 +470,12 @@ pub fn with_write_rig<R>(
     pattern: impl Fn(usize) -> u8,
     f: impl FnOnce(&WriteRig<'_>) -> R,
 ) -> Result<R, String> {
-    with_write_rig_window(pcap, mtu, len, None, pattern, f)
+    with_write_rig_link(LinkConfig::default(), pcap, mtu, len, None, pattern, f)
 }
 
-/// [`with_write_rig`] with both firmwares offering the receive window
-/// `rcv_wnd` (octets, scaled by 7; `None`: `DEVICE_RX_WINDOW`).
-pub fn with_write_rig_window<R>(
-    pcap: Option<&Path>,
-    mtu: u16,
-    len: usize,
-    rcv_wnd: Option<u32>,
-    pattern: impl Fn(usize) -> u8,
-    f: impl FnOnce(&WriteRig<'_>) -> R,
-) -> Result<R, String> {
-    with_write_rig_link(LinkConfig::default(), pcap, mtu, len, rcv_wnd, pattern, f)
-}
-
-/// [`with_write_rig_window`] over `link` instead of the default link.
+/// [`with_write_rig`] over `link`, with both firmwares offering the
+/// receive window `rcv_wnd` (octets, scaled by 7; `None`:
+/// `DEVICE_RX_WINDOW`).
 pub fn with_write_rig_link<R>(
     link: LinkConfig,
     pcap: Option<&Path>,

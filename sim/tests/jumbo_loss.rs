@@ -27,9 +27,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use rnic_driver::{WcStatus, WorkCompletion};
+use rnic_sim::link::LinkConfig;
 use rnic_sim::link::Side;
 use rnic_sim::node::COSIM_RDMA_RETX;
-use rnic_sim::rtl_run::{tcp_of, with_write_rig_window, CLOCKS_PER_US};
+use rnic_sim::rtl_run::{tcp_of, with_write_rig_link, CLOCKS_PER_US};
 
 const MTU: u16 = 9000;
 const LEN: usize = 16 << 10;
@@ -72,7 +73,8 @@ struct Outcome {
 }
 
 fn run(drop: Drop) -> Outcome {
-    with_write_rig_window(
+    with_write_rig_link(
+        LinkConfig::default(),
         None,
         MTU,
         LEN,

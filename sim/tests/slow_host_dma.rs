@@ -2,7 +2,7 @@
 //! receiving device drops the frames it cannot take before it acknowledges
 //! them, and the sender's TCP recovers them.
 //!
-//! Two nodes over the link (`rtl_run::with_write_rig_window`, MTU 1500, a
+//! Two nodes over the link (`rtl_run::with_write_rig_link`, MTU 1500, a
 //! 256 KiB receive window: the default 12 KiB fits `rx_fifo` whole); B's
 //! host memory takes DMA writes at 4 octets a clock, half of what 10GbE
 //! delivers. A 512 KiB RDMA Write, larger than the window, arrives at line
@@ -12,7 +12,8 @@
 //! written around it.
 
 use rnic_driver::WcStatus;
-use rnic_sim::rtl_run::{with_write_rig_window, CLOCKS_PER_US};
+use rnic_sim::link::LinkConfig;
+use rnic_sim::rtl_run::{with_write_rig_link, CLOCKS_PER_US};
 
 const LEN: usize = 512 << 10;
 /// B's host: octets per clock its memory takes (10GbE is 8 at 156.25 MHz).
@@ -20,7 +21,8 @@ const SLOW_WRITE_BW: f64 = 4.0;
 
 #[test]
 fn frames_the_host_cannot_take_are_dropped_unacknowledged_and_resent() {
-    with_write_rig_window(
+    with_write_rig_link(
+        LinkConfig::default(),
         None,
         1500,
         LEN,
