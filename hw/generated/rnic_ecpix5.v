@@ -12789,10 +12789,10 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
     reg  doorbell$rearm_valid;
     reg  [5:0] doorbell$rearm_qp;
     wire  doorbell$rq_valid;
-    wire  [5:0] doorbell$rq_qp;
-    wire  [31:0] doorbell$rq_prod;
     wire  doorbell$sq_valid;
     wire  doorbell$push_valid;
+    wire  [5:0] doorbell$wr_qp;
+    wire  [31:0] doorbell$wr_value;
     wire  [4:0] doorbell$push_dw;
     wire  [31:0] doorbell$cnt_db;
     wire  [31:0] doorbell$cnt_db_bad;
@@ -14826,10 +14826,10 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         .rearm_valid(doorbell$rearm_valid),
         .rearm_qp(doorbell$rearm_qp),
         .rq_valid(doorbell$rq_valid),
-        .rq_qp(doorbell$rq_qp),
-        .rq_prod(doorbell$rq_prod),
         .sq_valid(doorbell$sq_valid),
         .push_valid(doorbell$push_valid),
+        .wr_qp(doorbell$wr_qp),
+        .wr_value(doorbell$wr_value),
         .push_dw(doorbell$push_dw),
         .cnt_db(doorbell$cnt_db),
         .cnt_db_bad(doorbell$cnt_db_bad)
@@ -19452,22 +19452,22 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         wqe_fetch$push_valid = doorbell$push_valid;
     end
     always @(*) begin
-        wqe_fetch$push_qp = doorbell$rq_qp;
+        wqe_fetch$push_qp = doorbell$wr_qp;
     end
     always @(*) begin
         wqe_fetch$push_dw = doorbell$push_dw;
     end
     always @(*) begin
-        wqe_fetch$push_data = doorbell$rq_prod;
+        wqe_fetch$push_data = doorbell$wr_value;
     end
     always @(*) begin
         wqe_fetch$sq_valid = doorbell$sq_valid;
     end
     always @(*) begin
-        wqe_fetch$sq_qp = doorbell$rq_qp;
+        wqe_fetch$sq_qp = doorbell$wr_qp;
     end
     always @(*) begin
-        wqe_fetch$sq_prod = doorbell$rq_prod;
+        wqe_fetch$sq_prod = doorbell$wr_value;
     end
     always @(*) begin
         tx_seg$park_ready = wqe_fetch$park_ready;
@@ -20868,7 +20868,7 @@ module rnic_ecpix5$core(clock,reset,mac_rx_data,mac_rx_keep,mac_rx_last,mac_rx_v
         rq_db_q$write = doorbell$rq_valid;
     end
     always @(*) begin
-        rq_db_q$data_in = {{32{1'b0}}, doorbell$rq_qp} | ({{6{1'b0}}, doorbell$rq_prod} << 32'h6);
+        rq_db_q$data_in = {{32{1'b0}}, doorbell$wr_qp} | ({{6{1'b0}}, doorbell$wr_value} << 32'h6);
     end
     always @(*) begin
         rx_send$rq_db_valid = ~rq_db_q$empty;
@@ -27404,7 +27404,7 @@ module rnic_ecpix5$core$dev_rst$wr_mid(d,q,clock);
 endmodule // rnic_ecpix5$core$dev_rst$wr_mid
 
 
-module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,pending,take_valid,take_qp,take_ack,take_prod,rearm_valid,rearm_qp,rq_valid,rq_qp,rq_prod,sq_valid,push_valid,push_dw,cnt_db,cnt_db_bad);
+module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wdata,pending,take_valid,take_qp,take_ack,take_prod,rearm_valid,rearm_qp,rq_valid,sq_valid,push_valid,wr_qp,wr_value,push_dw,cnt_db,cnt_db_bad);
 
     // Module arguments
     input wire  clock;
@@ -27421,10 +27421,10 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
     input wire  rearm_valid;
     input wire  [5:0] rearm_qp;
     output reg  rq_valid;
-    output reg  [5:0] rq_qp;
-    output reg  [31:0] rq_prod;
     output reg  sq_valid;
     output reg  push_valid;
+    output reg  [5:0] wr_qp;
+    output reg  [31:0] wr_value;
     output reg  [4:0] push_dw;
     output reg  [31:0] cnt_db;
     output reg  [31:0] cnt_db_bad;
@@ -27455,12 +27455,12 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
     reg  rqv$d;
     wire  rqv$q;
     reg  rqv$clock;
-    reg  [5:0] rqq$d;
-    wire  [5:0] rqq$q;
-    reg  rqq$clock;
-    reg  [31:0] rqp$d;
-    wire  [31:0] rqp$q;
-    reg  rqp$clock;
+    reg  [5:0] wrq$d;
+    wire  [5:0] wrq$q;
+    reg  wrq$clock;
+    reg  [31:0] wrv$d;
+    wire  [31:0] wrv$q;
+    reg  wrv$clock;
     reg  sqv$d;
     wire  sqv$q;
     reg  sqv$clock;
@@ -27514,15 +27514,15 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
         .q(rqv$q),
         .clock(rqv$clock)
     );
-    rnic_ecpix5$core$doorbell$rqq rqq(
-        .d(rqq$d),
-        .q(rqq$q),
-        .clock(rqq$clock)
+    rnic_ecpix5$core$doorbell$wrq wrq(
+        .d(wrq$d),
+        .q(wrq$q),
+        .clock(wrq$clock)
     );
-    rnic_ecpix5$core$doorbell$rqp rqp(
-        .d(rqp$d),
-        .q(rqp$q),
-        .clock(rqp$clock)
+    rnic_ecpix5$core$doorbell$wrv wrv(
+        .d(wrv$d),
+        .q(wrv$q),
+        .clock(wrv$clock)
     );
     rnic_ecpix5$core$doorbell$sqv sqv(
         .d(sqv$d),
@@ -27561,10 +27561,10 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
         rqv$clock = clock;
     end
     always @(*) begin
-        rqq$clock = clock;
+        wrq$clock = clock;
     end
     always @(*) begin
-        rqp$clock = clock;
+        wrv$clock = clock;
     end
     always @(*) begin
         sqv$clock = clock;
@@ -27603,12 +27603,12 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
         end
     end
     always @(*) begin
-        rqq$d = rqq$q;
-        rqq$d = qp;
+        wrq$d = wrq$q;
+        wrq$d = qp;
     end
     always @(*) begin
-        rqp$d = rqp$q;
-        rqp$d = csr_wdata;
+        wrv$d = wrv$q;
+        wrv$d = csr_wdata;
     end
     always @(*) begin
         sqv$d = sqv$q;
@@ -27725,10 +27725,10 @@ module rnic_ecpix5$core$doorbell(clock,reset,csr_valid,csr_write,csr_addr,csr_wd
         push_dw = pdw$q;
     end
     always @(*) begin
-        rq_qp = rqq$q;
+        wr_qp = wrq$q;
     end
     always @(*) begin
-        rq_prod = rqp$q;
+        wr_value = wrv$q;
     end
     always @(*) begin
         cnt_db = n_db$q;
@@ -27881,44 +27881,6 @@ module rnic_ecpix5$core$doorbell$pwv(d,q,clock);
 endmodule // rnic_ecpix5$core$doorbell$pwv
 
 
-module rnic_ecpix5$core$doorbell$rqp(d,q,clock);
-
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$core$doorbell$rqp
-
-
-module rnic_ecpix5$core$doorbell$rqq(d,q,clock);
-
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_ecpix5$core$doorbell$rqq
-
-
 module rnic_ecpix5$core$doorbell$rqv(d,q,clock);
 
     // Module arguments
@@ -27955,6 +27917,44 @@ module rnic_ecpix5$core$doorbell$sqv(d,q,clock);
     end
 
 endmodule // rnic_ecpix5$core$doorbell$sqv
+
+
+module rnic_ecpix5$core$doorbell$wrq(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$doorbell$wrq
+
+
+module rnic_ecpix5$core$doorbell$wrv(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$doorbell$wrv
 
 
 module rnic_ecpix5$core$exc_arb(clock,reset,raw_data,raw_keep,raw_last,raw_valid,raw_commit,raw_reason,raw_conn,rt_valid,rt_ready,rt_conn,rt_len,rt_data,sq_valid,sq_ready,sq_qpn,co_valid,co_ready,co_cq,q_count,out_data,out_keep,out_last,out_valid,out_commit,out_reason,out_conn,cnt_term);

@@ -2152,12 +2152,12 @@ impl<
         self.wqe_fetch.park_idx.next = self.tx_seg.park_idx.val();
         // Doorbell page → the WQE push buffer (wqe_fetch, "Pushed WQEs").
         self.wqe_fetch.push_valid.next = self.doorbell.push_valid.val();
-        self.wqe_fetch.push_qp.next = self.doorbell.rq_qp.val();
+        self.wqe_fetch.push_qp.next = self.doorbell.wr_qp.val();
         self.wqe_fetch.push_dw.next = self.doorbell.push_dw.val();
-        self.wqe_fetch.push_data.next = self.doorbell.rq_prod.val();
+        self.wqe_fetch.push_data.next = self.doorbell.wr_value.val();
         self.wqe_fetch.sq_valid.next = self.doorbell.sq_valid.val();
-        self.wqe_fetch.sq_qp.next = self.doorbell.rq_qp.val();
-        self.wqe_fetch.sq_prod.next = self.doorbell.rq_prod.val();
+        self.wqe_fetch.sq_qp.next = self.doorbell.wr_qp.val();
+        self.wqe_fetch.sq_prod.next = self.doorbell.wr_value.val();
         self.tx_seg.park_ready.next = self.wqe_fetch.park_ready.val();
         self.tx_sched.park_valid.next = self.tx_seg.park_valid.val();
         self.tx_sched.park_fire.next =
@@ -3012,8 +3012,8 @@ impl<
         self.rx_send.cq_cfg_armed.next = self.cq_cfg_q.data_out.val().get_bits::<2>(139);
         // RQ producer doorbell: BAR0 QP page at QP_RQ_PRODUCER (Doorbell's rq_*)
         self.rq_db_q.write.next = self.doorbell.rq_valid.val();
-        self.rq_db_q.data_in.next = bit_cast::<38, 6>(self.doorbell.rq_qp.val())
-            | (bit_cast::<38, 32>(self.doorbell.rq_prod.val()) << 6);
+        self.rq_db_q.data_in.next = bit_cast::<38, 6>(self.doorbell.wr_qp.val())
+            | (bit_cast::<38, 32>(self.doorbell.wr_value.val()) << 6);
         if self.doorbell.rq_valid.val() & self.rq_db_q.full.val() {
             self.rxs_lost_now.next = true;
         }

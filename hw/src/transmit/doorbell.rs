@@ -4,15 +4,15 @@
 //! * QP `n`'s page is at `QP_DOORBELL_BASE + n * DOORBELL_PAGE_SIZE`
 //!   (`rnic_wire::abi::csr`); a write of `QP_SQ_PRODUCER` (+0) stores the
 //!   free-running 32-bit producer index in an `n_qp`-entry RAM and sets
-//!   `pending[n]`; a write of `QP_RQ_PRODUCER` (+4) is passed on as a one-clock
-//!   pulse on `rq_*` (for the receive side), a write of `QP_SQ_PRODUCER`
-//!   also as a one-clock pulse on `sq_*` (the WQE push buffer's binding to
-//!   its index), and a write inside the push window `QP_SQ_PUSH` (+0x800,
-//!   128 octets) as a pulse on `push_*` {QP, dword, value} (`wqe_fetch`
-//!   keeps the push buffer; `abi::doorbell::QP_SQ_PUSH` has the rules).
-//!   The pulses come one clock after the write, in write order. Any other
-//!   write inside the QP
-//!   doorbell area (`QP_DOORBELL_PAGES` pages: a QP at or above the
+//!   `pending[n]`. Three kinds of write are passed on as one-clock pulses,
+//!   one clock after the write, in write order, with its QP and value
+//!   (`wr_qp`, `wr_value`): `QP_RQ_PRODUCER` (+4) on `rq_valid` (for the
+//!   receive side), `QP_SQ_PRODUCER` on `sq_valid` (the WQE push buffer's
+//!   binding to its index), and a write inside the push window
+//!   `QP_SQ_PUSH` (+0x800, 128 octets) on `push_valid` with its dword
+//!   `push_dw` (`wqe_fetch` keeps the push buffer;
+//!   `abi::doorbell::QP_SQ_PUSH` has the rules). Any other write inside
+//!   the QP doorbell area (`QP_DOORBELL_PAGES` pages: a QP at or above the
 //!   profile's QPs, `PROFILES[PR].fw.n_qp` = 64 in the sim core, 16 on the
 //!   board; another offset) is ignored and counted in `cnt_db_bad` (the
 //!   core's `cnt_db_bad` output): a send or receive doorbell of a QP the
@@ -75,14 +75,15 @@ pub struct DoorbellN<const PR: usize> {
     pub take_prod: Signal<Out, Bits<32>>,
     pub rearm_valid: Signal<In, Bit>,
     pub rearm_qp: Signal<In, Bits<6>>,
+    /// The pulses (module doc), one clock after their write: a
+    /// receive-queue producer write, a send-queue producer write, a
+    /// push-window write (dword `push_dw`); each with the write's QP
+    /// (`wr_qp`) and value (`wr_value`).
     pub rq_valid: Signal<Out, Bit>,
-    pub rq_qp: Signal<Out, Bits<6>>,
-    pub rq_prod: Signal<Out, Bits<32>>,
-    /// A send-queue producer write (one clock late; `rq_qp`, `rq_prod`
-    /// carry its QP and value).
     pub sq_valid: Signal<Out, Bit>,
-    /// A push-window write: QP `rq_qp`, dword `push_dw`, value `rq_prod`.
     pub push_valid: Signal<Out, Bit>,
+    pub wr_qp: Signal<Out, Bits<6>>,
+    pub wr_value: Signal<Out, Bits<32>>,
     pub push_dw: Signal<Out, Bits<5>>,
     pub cnt_db: Signal<Out, Bits<32>>,
     pub cnt_db_bad: Signal<Out, Bits<32>>,
@@ -97,8 +98,8 @@ pub struct DoorbellN<const PR: usize> {
     pend: DFF<Bits<64>>,
     ack: DFF<Bit>,
     rqv: DFF<Bit>,
-    rqq: DFF<Bits<6>>,
-    rqp: DFF<Bits<32>>,
+    wrq: DFF<Bits<6>>,
+    wrv: DFF<Bits<32>>,
     sqv: DFF<Bit>,
     pwv: DFF<Bit>,
     pdw: DFF<Bits<5>>,
@@ -136,8 +137,8 @@ impl<const PR: usize> Default for DoorbellN<PR> {
             rearm_valid: Default::default(),
             rearm_qp: Default::default(),
             rq_valid: Default::default(),
-            rq_qp: Default::default(),
-            rq_prod: Default::default(),
+            wr_qp: Default::default(),
+            wr_value: Default::default(),
             sq_valid: Default::default(),
             push_valid: Default::default(),
             push_dw: Default::default(),
@@ -154,8 +155,8 @@ impl<const PR: usize> Default for DoorbellN<PR> {
             pend: Default::default(),
             ack: Default::default(),
             rqv: Default::default(),
-            rqq: Default::default(),
-            rqp: Default::default(),
+            wrq: Default::default(),
+            wrv: Default::default(),
             sqv: Default::default(),
             pwv: Default::default(),
             pdw: Default::default(),
@@ -178,7 +179,7 @@ impl<const PR: usize> Default for DoorbellN<PR> {
 impl<const PR: usize> Logic for DoorbellN<PR> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, pend, ack, rqv, rqq, rqp, sqv, pwv, pdw, n_db, n_bad);
+        dff_setup!(self, clock, pend, ack, rqv, wrq, wrv, sqv, pwv, pdw, n_db, n_bad);
         self.prod.read_clock.next = self.clock.val();
         self.prod.write_clock.next = self.clock.val();
         // Decode: the QP doorbell window is [base, base + n_qp pages).
@@ -223,15 +224,15 @@ impl<const PR: usize> Logic for DoorbellN<PR> {
         self.rqv.d.next = self.rq_wr.val();
         self.sqv.d.next = self.sq_wr.val();
         self.pwv.d.next = self.push_wr.val();
-        self.rqq.d.next = self.qp.val();
-        self.rqp.d.next = self.csr_wdata.val();
+        self.wrq.d.next = self.qp.val();
+        self.wrv.d.next = self.csr_wdata.val();
         self.pdw.d.next = self.rel.val().get_bits::<5>(2);
         self.rq_valid.next = self.rqv.q.val();
         self.sq_valid.next = self.sqv.q.val();
         self.push_valid.next = self.pwv.q.val();
         self.push_dw.next = self.pdw.q.val();
-        self.rq_qp.next = self.rqq.q.val();
-        self.rq_prod.next = self.rqp.q.val();
+        self.wr_qp.next = self.wrq.q.val();
+        self.wr_value.next = self.wrv.q.val();
         // Counters.
         if self.sq_wr.val() | self.rq_wr.val() {
             self.n_db.d.next = self.n_db.q.val() + 1;
@@ -337,7 +338,7 @@ mod tests {
                     write(&mut u, page(qp) + QP_SQ_PRODUCER, v);
                     assert!(u.sq_valid.val() && !u.push_valid.val() && !u.rq_valid.val());
                     assert_eq!(
-                        (u.rq_qp.val().to_u64(), u.rq_prod.val().to_u64()),
+                        (u.wr_qp.val().to_u64(), u.wr_value.val().to_u64()),
                         (qp as u64, v as u64)
                     );
                     prod[qp as usize] = v;
@@ -353,7 +354,7 @@ mod tests {
                             u.rq_valid.val()
                         }
                     );
-                    assert_eq!(u.rq_qp.val().to_u64(), qp as u64);
+                    assert_eq!(u.wr_qp.val().to_u64(), qp as u64);
                     good += 1;
                 }
                 4 => {
@@ -385,9 +386,9 @@ mod tests {
                     assert!(u.push_valid.val() && !u.sq_valid.val() && !u.rq_valid.val());
                     assert_eq!(
                         (
-                            u.rq_qp.val().to_u64(),
+                            u.wr_qp.val().to_u64(),
                             u.push_dw.val().to_u64(),
-                            u.rq_prod.val().to_u64()
+                            u.wr_value.val().to_u64()
                         ),
                         (qp as u64, dw as u64, v as u64)
                     );
