@@ -19,7 +19,7 @@ use crate::pd::Pd;
 use crate::ring::WorkRing;
 use rnic_wire::abi::cqe::{WcOpcode, WcStatus};
 use rnic_wire::abi::csr::{qp_doorbell_page, QP_DOORBELL_PAGES};
-use rnic_wire::abi::doorbell::{QP_RQ_PRODUCER, QP_SQ_PRODUCER, QP_SQ_PUSH};
+use rnic_wire::abi::doorbell::{push_dwords, QP_RQ_PRODUCER, QP_SQ_PRODUCER, QP_SQ_PUSH};
 use rnic_wire::abi::mailbox::{Command, Opcode, QpState};
 use rnic_wire::abi::tpt::ACCESS_LOCAL_WRITE;
 use rnic_wire::abi::wqe::{
@@ -650,11 +650,7 @@ impl<'a, B: Bus> Qp<'a, B> {
             // The WQE again through the push window, up to its last
             // non-zero dword (the device reads the rest as zero), then the
             // doorbell binds it (`abi::doorbell::QP_SQ_PUSH`).
-            let dwords = buf
-                .chunks(4)
-                .rposition(|d| d != [0; 4])
-                .map_or(1, |k| k + 1);
-            for (k, d) in buf.chunks(4).take(dwords).enumerate() {
+            for (k, d) in buf.chunks(4).take(push_dwords(&buf)).enumerate() {
                 let v = u32::from_le_bytes([d[0], d[1], d[2], d[3]]);
                 self.ctx()
                     .bus()

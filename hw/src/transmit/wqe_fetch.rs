@@ -1679,8 +1679,7 @@ mod tests {
         /// The dwords of a `wqe()` up to its last non-zero one, in order.
         fn dwords(qp: u64, idx: u64) -> Vec<usize> {
             let w = Self::wqe(qp, idx);
-            let n = w.chunks(4).rposition(|d| d != [0; 4]).unwrap() + 1;
-            (0..n).collect()
+            (0..rnic_wire::abi::doorbell::push_dwords(&w)).collect()
         }
     }
 
@@ -1894,7 +1893,7 @@ mod tests {
                     posted += 1;
                     if push {
                         n_pushed += 1;
-                        let n = w.chunks(4).rposition(|d| d != [0; 4]).map_or(1, |k| k + 1);
+                        let n = rnic_wire::abi::doorbell::push_dwords(&w);
                         let mut words: PushWrites = (0..n)
                             .map(|k| {
                                 let d = u32::from_le_bytes(w[4 * k..4 * k + 4].try_into().unwrap());

@@ -38,6 +38,14 @@ pub const QP_SQ_PUSH: u32 = 0x800;
 /// Size of the push window: one WQE.
 pub const QP_SQ_PUSH_SIZE: u32 = crate::abi::wqe::WQE_SIZE as u32;
 
+/// How many dwords of `wqe` a push writes ([`QP_SQ_PUSH`]): up to its last
+/// non-zero one, at least one.
+pub fn push_dwords(wqe: &[u8]) -> usize {
+    wqe.chunks(4)
+        .rposition(|d| d.iter().any(|&x| x != 0))
+        .map_or(1, |k| k + 1)
+}
+
 /// CQ page: consumer index. The device never overwrites an entry the host has
 /// not consumed; a CQ that would overflow moves its QPs to error.
 pub const CQ_CONSUMER: u32 = 0x000;
@@ -63,5 +71,26 @@ impl CqArm {
             2 => Some(CqArm::Solicited),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A push covers the WQE up to its last non-zero octet's dword, and
+    /// always dword 0.
+    #[test]
+    fn push_covers_the_last_non_zero_dword() {
+        let mut w = [0u8; 128];
+        assert_eq!(push_dwords(&w), 1);
+        w[0] = 1;
+        assert_eq!(push_dwords(&w), 1);
+        w[32] = 7;
+        assert_eq!(push_dwords(&w), 9);
+        w[35] = 7;
+        assert_eq!(push_dwords(&w), 9);
+        w[127] = 1;
+        assert_eq!(push_dwords(&w), 32);
     }
 }
