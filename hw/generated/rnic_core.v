@@ -74337,9 +74337,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     reg  use_pb$d;
     wire  use_pb$q;
     reg  use_pb$clock;
-    reg  ij_on$d;
-    wire  ij_on$q;
-    reg  ij_on$clock;
     reg  ij_tv$d;
     wire  ij_tv$q;
     reg  ij_tv$clock;
@@ -74670,11 +74667,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         .d(use_pb$d),
         .q(use_pb$q),
         .clock(use_pb$clock)
-    );
-    rnic_core$wqe_fetch$ij_on ij_on(
-        .d(ij_on$d),
-        .q(ij_on$q),
-        .clock(ij_on$clock)
     );
     rnic_core$wqe_fetch$ij_tv ij_tv(
         .d(ij_tv$d),
@@ -75194,9 +75186,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
     end
     always @(*) begin
         use_pb$clock = clock;
-    end
-    always @(*) begin
-        ij_on$clock = clock;
     end
     always @(*) begin
         ij_tv$clock = clock;
@@ -75973,41 +75962,6 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         end
     end
     always @(*) begin
-        ij_on$d = ij_on$q;
-        case (state$q)
-            FetchState$Idle:
-                begin
-                end
-            FetchState$Calc:
-                begin
-                end
-            FetchState$Decide:
-                begin
-                    if (|(off$q & (64'h1 << qp$q))) begin
-                    end
-                    else if (nn == 4'h0) begin
-                    end
-                    else begin
-                        if (claim) begin
-                            ij_on$d = 1'b1;
-                        end
-                    end
-                end
-            FetchState$Issue:
-                begin
-                end
-            default:
-                begin
-                end
-        endcase
-        if (ij_v$q & (ij_b$q == 4'hf)) begin
-            ij_on$d = 1'b0;
-        end
-        if (reset) begin
-            ij_on$d = 1'b0;
-        end
-    end
-    always @(*) begin
         ij_tv$d = ij_tv$q;
         if (ij_v$q & (ij_b$q == 4'hf)) begin
             ij_tv$d = 1'b0;
@@ -76403,7 +76357,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
                     else if (nn == 4'h0) begin
                     end
                     else begin
-                        claim = pu_on & pb_arm$q & ~ij_on$q & (pb_qp$q == qp$q) & (pb_rel == 32'h0) & (nn == 4'h1);
+                        claim = pu_on & pb_arm$q & ~ij_tv$q & (pb_qp$q == qp$q) & (pb_rel == 32'h0) & (nn == 4'h1);
                     end
                 end
             FetchState$Issue:
@@ -76496,7 +76450,7 @@ module rnic_core$wqe_fetch(clock,reset,cfg_valid,cfg_qp,cfg_base,cfg_log2,cfg_ci
         end
     end
     always @(*) begin
-        lock = ij_on$q | claim;
+        lock = use_pb$q | ij_tv$q | claim;
     end
     always @(*) begin
         pb_lo$write_address = push_dw[(32'h1)+:(4)];
@@ -77767,25 +77721,6 @@ module rnic_core$wqe_fetch$ij_len(d,q,clock);
     end
 
 endmodule // rnic_core$wqe_fetch$ij_len
-
-
-module rnic_core$wqe_fetch$ij_on(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // rnic_core$wqe_fetch$ij_on
 
 
 module rnic_core$wqe_fetch$ij_rd(d,q,clock);

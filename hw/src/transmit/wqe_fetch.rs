@@ -285,9 +285,9 @@ pub struct WqeFetchN<const PR: usize> {
     pb_idx: DFF<Bits<32>>,
     /// `Decide` chose the push for this fetch (`Issue` requests nothing).
     use_pb: DFF<Bit>,
-    /// The push is claimed and not yet copied: writes are refused.
-    ij_on: DFF<Bit>,
-    /// The claimed push has its tag (`ij_tag`) and dword count (`ij_len`).
+    /// The claimed push has its tag (`ij_tag`) and dword count (`ij_len`)
+    /// and waits for its copy (claimed and not yet copied: `use_pb` or
+    /// `ij_tv`; writes are refused then).
     ij_tv: DFF<Bit>,
     ij_tag: DFF<Bits<2>>,
     ij_len: DFF<Bits<6>>,
@@ -552,7 +552,6 @@ impl<const PR: usize> Default for WqeFetchN<PR> {
             pb_arm: Default::default(),
             pb_idx: Default::default(),
             use_pb: Default::default(),
-            ij_on: Default::default(),
             ij_tv: Default::default(),
             ij_tag: Default::default(),
             ij_len: Default::default(),
@@ -695,8 +694,8 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             free, ifl, e0_qp, e1_qp, e2_qp, e3_qp, e0_ci, e1_ci, e2_ci, e3_ci, e_more, beat,
             wcount, n_fetch, off, n_drop, n_skip, ep, e_ep, lastq, n_oth, pd, wslot, rslot, lbeat,
             lv, lpair, lnsge, tsum, hbuf, head_off, head_stale, hwa, nbuf, nbeat, nlv, nlnsge,
-            ntsum, fresh, pb_qp, pb_len, pb_bad, pb_fresh, pb_arm, pb_idx, use_pb, ij_on, ij_tv,
-            ij_tag, ij_len, ij_go, ij_rd, ij_v, ij_b, n_push
+            ntsum, fresh, pb_qp, pb_len, pb_bad, pb_fresh, pb_arm, pb_idx, use_pb, ij_tv, ij_tag,
+            ij_len, ij_go, ij_rd, ij_v, ij_b, n_push
         );
         self.pb_lo.read_clock.next = self.clock.val();
         self.pb_lo.write_clock.next = self.clock.val();
@@ -867,7 +866,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
                     // its WQE from the ring.
                     self.claim.next = self.pu_on.val()
                         & self.pb_arm.q.val()
-                        & !self.ij_on.q.val()
+                        & !self.ij_tv.q.val()
                         & (self.pb_qp.q.val() == self.qp.q.val())
                         & (self.pb_rel.val() == 0)
                         & (self.nn.val() == 1);
@@ -876,9 +875,6 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
                         & (self.pb_rel.val() < bit_cast::<32, 4>(self.nn.val()))
                     {
                         self.pb_arm.d.next = false;
-                    }
-                    if self.claim.val() {
-                        self.ij_on.d.next = true;
                     }
                 }
             }
@@ -905,7 +901,7 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         // Push buffer writes (module doc, "Pushed WQEs"): a push is dwords
         // 0, 1, 2, ... of one QP's page in order; anything else breaks it.
         // Nothing is written while a claimed push waits for its copy.
-        self.lock.next = self.ij_on.q.val() | self.claim.val();
+        self.lock.next = self.use_pb.q.val() | self.ij_tv.q.val() | self.claim.val();
         self.pb_lo.write_address.next = self.push_dw.val().get_bits::<4>(1);
         self.pb_hi.write_address.next = self.push_dw.val().get_bits::<4>(1);
         self.pb_lo.write_data.next = self.push_data.val();
@@ -980,7 +976,6 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
         }
         if self.ij_v.q.val() & (self.ij_b.q.val() == 15) {
             self.ij_go.d.next = false;
-            self.ij_on.d.next = false;
             self.ij_tv.d.next = false;
         }
 
@@ -1348,7 +1343,6 @@ impl<const PR: usize> Logic for WqeFetchN<PR> {
             self.pb_fresh.d.next = false;
             self.pb_arm.d.next = false;
             self.use_pb.d.next = false;
-            self.ij_on.d.next = false;
             self.ij_tv.d.next = false;
             self.ij_go.d.next = false;
             self.ij_v.d.next = false;
