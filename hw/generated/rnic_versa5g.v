@@ -59995,8 +59995,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     // Constant declarations
     localparam  k_qn_rreq = 2'b1;
     localparam  k_qn_term = 2'b10;
-    localparam  k_cmd_end = 82'h1;
-    localparam  k_cmd_end_capt = 82'h3;
+    localparam  k_cmd_end = 84'h1;
+    localparam  k_cmd_end_capt = 84'h3;
     localparam  k_op_send_inv = 4'h4;
     localparam  k_op_send_se = 4'h5;
     localparam  k_op_send_se_inv = 4'h6;
@@ -60021,7 +60021,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     localparam  k_ctl1 = 8'h40;
     localparam  ones64 = 64'hffffffffffffffff;
     localparam  k_4k = 32'h1000;
-    localparam  k_cmd_cpl = 82'h2;
+    localparam  k_cmd_cpl = 84'h2;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -60266,10 +60266,10 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  cq$clock;
     reg  cq$reset;
     reg  cq$write;
-    reg  [81:0] cq$data_in;
+    reg  [83:0] cq$data_in;
     wire  cq$full;
     reg  cq$read;
-    wire  [81:0] cq$data_out;
+    wire  [83:0] cq$data_out;
     wire  cq$empty;
     wire  [2:0] cq$count;
     reg  pcq$clock;
@@ -60296,16 +60296,24 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     reg  d_capt$d;
     wire  d_capt$q;
     reg  d_capt$clock;
+    reg  p_end$d;
+    wire  p_end$q;
+    reg  p_end$clock;
+    reg  p_cpl$d;
+    wire  p_cpl$q;
+    reg  p_cpl$clock;
 
     // Local signals
     reg  [32:0] cend;
     reg  [171:0] rec;
     reg  [214:0] hq_in;
     reg  [68:0] dq_in;
-    reg  [81:0] cq_in;
+    reg  [83:0] cq_in;
     reg  [15:0] cmd_n;
     reg  inv_in;
     reg  inv_out;
+    reg  last_pc;
+    reg  fast_cpl;
     reg  d_idle;
     reg  take;
     reg  [63:0] dd_data;
@@ -60715,6 +60723,16 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         .q(d_capt$q),
         .clock(d_capt$clock)
     );
+    rnic_versa5g$core$rx_send$sp$p_end p_end(
+        .d(p_end$d),
+        .q(p_end$q),
+        .clock(p_end$clock)
+    );
+    rnic_versa5g$core$rx_send$sp$p_cpl p_cpl(
+        .d(p_cpl$d),
+        .q(p_cpl$q),
+        .clock(p_cpl$clock)
+    );
 
     // Update code
     always @(*) begin
@@ -60910,6 +60928,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         d_capt$clock = clock;
     end
     always @(*) begin
+        p_end$clock = clock;
+    end
+    always @(*) begin
+        p_cpl$clock = clock;
+    end
+    always @(*) begin
         state$d = state$q;
         case (state$q)
             SpState$Idle:
@@ -60989,6 +61013,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         end
                         else begin
                             state$d = SpState$SChk;
+                            if (ck$q == 3'h0) begin
+                                state$d = SpState$CalcA;
+                            end
                         end
                     end
                 end
@@ -61038,10 +61065,13 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Push:
                 begin
-                    if (~cq$full) begin
+                    if (~cq$full & (~fast_cpl | (~pcq$full & adv_ready))) begin
                         state$d = SpState$CalcA;
-                        if (r$q == c_n$q) begin
-                            state$d = SpState$End;
+                        if (last_pc) begin
+                            state$d = SpState$Idle;
+                            if (ddp_last$q & is_inv) begin
+                                state$d = SpState$IChk;
+                            end
                         end
                         else if (t_avail$q != c_n$q) begin
                             state$d = SpState$Calc;
@@ -61351,6 +61381,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                         end
                         else begin
                             ck$d = ck$q - 3'h1;
+                            if (ck$q == 3'h0) begin
+                                ck$d = 3'h0;
+                            end
                         end
                     end
                 end
@@ -61491,7 +61524,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Push:
                 begin
-                    if (~cq$full) begin
+                    if (~cq$full & (~fast_cpl | (~pcq$full & adv_ready))) begin
                         m$d = m$q + c_n$q;
                     end
                 end
@@ -61506,7 +61539,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Push:
                 begin
-                    if (~cq$full) begin
+                    if (~cq$full & (~fast_cpl | (~pcq$full & adv_ready))) begin
                         r$d = r$q - c_n$q;
                     end
                 end
@@ -61835,6 +61868,18 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 rt_first$d = 1'b0;
             end
         end
+        case (dstate$q)
+            DState$Data:
+                begin
+                    if (out_fire) begin
+                        if (~pmore_r$q) begin
+                            if (p_end$q) begin
+                                rt_first$d = 1'b1;
+                            end
+                        end
+                    end
+                end
+        endcase
         if (take) begin
             if (cq$data_out[32'h0]) begin
                 rt_first$d = 1'b1;
@@ -62049,7 +62094,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Push:
                 begin
-                    if (~cq$full) begin
+                    if (~cq$full & (~fast_cpl | (~pcq$full & adv_ready))) begin
                         t_addr$d = t_addr$q + {{32{1'b0}}, c_n$q};
                     end
                 end
@@ -62080,7 +62125,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Push:
                 begin
-                    if (~cq$full) begin
+                    if (~cq$full & (~fast_cpl | (~pcq$full & adv_ready))) begin
                         t_avail$d = t_avail$q - c_n$q;
                     end
                 end
@@ -62099,8 +62144,8 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 end
             SpState$Push:
                 begin
-                    if (~cq$full) begin
-                        if (r$q == c_n$q) begin
+                    if (~cq$full & (~fast_cpl | (~pcq$full & adv_ready))) begin
+                        if (last_pc) begin
                         end
                         else if (t_avail$q != c_n$q) begin
                             c_reuse$d = c_reuse$q + 32'h1;
@@ -62197,6 +62242,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                     if (out_fire) begin
                         if (~pmore_r$q) begin
                             dstate$d = DState$Idle;
+                            if (p_end$q) begin
+                                dstate$d = DState$End;
+                            end
                         end
                     end
                 end
@@ -62210,6 +62258,9 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
                 begin
                     if (in_done$q) begin
                         dstate$d = DState$Idle;
+                        if (p_cpl$q) begin
+                            dstate$d = DState$Cpl;
+                        end
                     end
                 end
         endcase
@@ -62230,10 +62281,34 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     end
     always @(*) begin
         d_capt$d = d_capt$q;
+        case (dstate$q)
+            DState$Data:
+                begin
+                    if (out_fire) begin
+                        if (~pmore_r$q) begin
+                            if (p_end$q) begin
+                                d_capt$d = 1'b0;
+                            end
+                        end
+                    end
+                end
+        endcase
         if (take) begin
             if (cq$data_out[32'h0]) begin
                 d_capt$d = cq$data_out[32'h1];
             end
+        end
+    end
+    always @(*) begin
+        p_end$d = p_end$q;
+        if (take) begin
+            p_end$d = cq$data_out[32'h52];
+        end
+    end
+    always @(*) begin
+        p_cpl$d = p_cpl$q;
+        if (take) begin
+            p_cpl$d = cq$data_out[32'h53];
         end
     end
     always @(*) begin
@@ -62272,6 +62347,10 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         adv_valid = 1'b0;
         case (state$q)
+            SpState$Push:
+                begin
+                    adv_valid = fast_cpl & ~cq$full & ~pcq$full;
+                end
             SpState$Adv:
                 begin
                     adv_valid = 1'b1;
@@ -62407,6 +62486,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         is_inv = (opcode$q == k_op_send_inv) | (opcode$q == k_op_send_se_inv);
     end
     always @(*) begin
+        last_pc = r$q == c_n$q;
+    end
+    always @(*) begin
+        fast_cpl = last_pc & ddp_last$q & ~is_inv;
+    end
+    always @(*) begin
         pcq$reset = reset;
     end
     always @(*) begin
@@ -62415,6 +62500,12 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
     always @(*) begin
         pcq$write = 1'b0;
         case (state$q)
+            SpState$Push:
+                begin
+                    if (~cq$full & (~fast_cpl | (~pcq$full & adv_ready))) begin
+                        pcq$write = fast_cpl;
+                    end
+                end
             SpState$Cpl:
                 begin
                     if (~cq$full & ~pcq$full) begin
@@ -62785,7 +62876,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         case (state$q)
             SpState$Push:
                 begin
-                    if (~cq$full) begin
+                    if (~cq$full & (~fast_cpl | (~pcq$full & adv_ready))) begin
                         cq$write = 1'b1;
                     end
                 end
@@ -62822,11 +62913,11 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         endcase
     end
     always @(*) begin
-        cq_in = 82'h0;
+        cq_in = 84'h0;
         case (state$q)
             SpState$Push:
                 begin
-                    cq_in = ({{18{1'b0}}, c_addr$q} << 32'h12) | ({{66{1'b0}}, c_n$q[(32'h0)+:(16)]} << 32'h2);
+                    cq_in = ({{20{1'b0}}, c_addr$q} << 32'h12) | ({{68{1'b0}}, c_n$q[(32'h0)+:(16)]} << 32'h2) | ({{83{1'b0}}, last_pc} << 32'h52) | ({{83{1'b0}}, fast_cpl} << 32'h53);
                 end
             SpState$End:
                 begin
@@ -62950,7 +63041,7 @@ module rnic_versa5g$core$rx_send$sp(clock,reset,ut_data,ut_keep,ut_last,ut_valid
         end
     end
     always @(*) begin
-        take = ~cq$empty & ((dstate$q == DState$Idle) | ((dstate$q == DState$Data) & out_fire & ~pmore_r$q) | ((dstate$q == DState$End) & in_done$q));
+        take = ~cq$empty & ((dstate$q == DState$Idle) | ((dstate$q == DState$Data) & out_fire & ~pmore_r$q & ~p_end$q) | ((dstate$q == DState$End) & in_done$q & ~p_cpl$q));
     end
     always @(*) begin
         cmd_n = cq$data_out[(32'h2)+:(16)];
@@ -63310,10 +63401,10 @@ module rnic_versa5g$core$rx_send$sp$cq(clock,reset,write,data_in,full,read,data_
     input wire  clock;
     input wire  reset;
     input wire  write;
-    input wire  [81:0] data_in;
+    input wire  [83:0] data_in;
     output reg  full;
     input wire  read;
-    output reg  [81:0] data_out;
+    output reg  [83:0] data_out;
     output reg  empty;
     output reg  [2:0] count;
 
@@ -63323,10 +63414,10 @@ module rnic_versa5g$core$rx_send$sp$cq(clock,reset,write,data_in,full,read,data_
     // Stub signals
     reg  [1:0] ram$read_address;
     reg  ram$read_clock;
-    wire  [81:0] ram$read_data;
+    wire  [83:0] ram$read_data;
     reg  [1:0] ram$write_address;
     reg  ram$write_clock;
-    reg  [81:0] ram$write_data;
+    reg  [83:0] ram$write_data;
     reg  ram$write_enable;
     reg  [2:0] wr_ptr$d;
     wire  [2:0] wr_ptr$q;
@@ -63449,14 +63540,14 @@ module rnic_versa5g$core$rx_send$sp$cq$ram(read_address,read_clock,read_data,wri
     // Module arguments
     input wire  [1:0] read_address;
     input wire  read_clock;
-    output reg  [81:0] read_data;
+    output reg  [83:0] read_data;
     input wire  [1:0] write_address;
     input wire  write_clock;
-    input wire  [81:0] write_data;
+    input wire  [83:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[81:0] mem[3:0];
+    reg[83:0] mem[3:0];
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -64399,6 +64490,44 @@ module rnic_versa5g$core$rx_send$sp$opcode(d,q,clock);
     end
 
 endmodule // rnic_versa5g$core$rx_send$sp$opcode
+
+
+module rnic_versa5g$core$rx_send$sp$p_cpl(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$p_cpl
+
+
+module rnic_versa5g$core$rx_send$sp$p_end(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_versa5g$core$rx_send$sp$p_end
 
 
 module rnic_versa5g$core$rx_send$sp$paddr(d,q,clock);

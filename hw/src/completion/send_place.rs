@@ -77,13 +77,18 @@
 //!   (`hq`, 4 segments). The input stops only when one of them is full.
 //! * **control** (`state`): takes a header from `hq` and does items 1–6
 //!   above (WQE, checks, SGE walk, translation), handing the data stage a
-//!   command per piece `{bus address, octets}` and one per segment end
-//!   (`cq`, 4 commands). A message's completion record goes into a queue
-//!   of records (`pcq`, 8) with a command of its own ([`CMD_CPL`]) behind
-//!   the message's, so the data stage sends it after the data and the
-//!   control stage consumes the WQE and goes on to the next segment at
-//!   once. It waits for the data stage to be idle (every command done) only
-//!   before a Terminate request, an error completion, a received
+//!   command per piece `{bus address, octets}` (`cq`, 4 commands); the
+//!   segment's end rides on its last piece ([`CMD_END_AFTER_BIT`]), or is a
+//!   command of its own ([`CMD_END`]) when no piece carries it. A message's
+//!   completion record goes into a queue of records (`pcq`, 8), to be sent
+//!   by the data stage after the data: flagged on the message's last piece
+//!   ([`CMD_CPL_AFTER_BIT`]) and queued in the same clock as the WQE's
+//!   advance (`adv_*`), or, after a Send with Invalidate's invalidation, by
+//!   a command of its own ([`CMD_CPL`]); the control stage goes on to the
+//!   next segment at once. A one-piece Send takes the control stage 13
+//!   clocks plus the WQE's answer (5 when `recv_wqe` holds it) and the TPT's
+//!   (`SChk`/`SRes`). It waits for the data stage to be idle (every command
+//!   done) only before a Terminate request, an error completion, a received
 //!   Terminate's report.
 //! * **data** (`dstate`): per piece a DMA write header, then its beats
 //!   through the realigner (24 octets, so a beat goes in and one out every
@@ -120,8 +125,17 @@ pub const HQ_W: usize = 215;
 pub const DQ_W: usize = 69;
 /// Width of a command: kind 0 (0: a piece; bit 0: end of segment, with
 /// bit 1: capture the first 8 octets; 2: a completion, [`CMD_CPL`]), n 2
-/// (octets of a piece), bus address 18.
-pub const CQ_W: usize = 82;
+/// (octets of a piece), bus address 18, then two flags of a piece:
+/// [`CMD_END_AFTER_BIT`] (the segment ends with it) and [`CMD_CPL_AFTER_BIT`] (and
+/// the completion record at `pcq`'s head follows that end).
+pub const CQ_W: usize = 84;
+/// A piece's flag (bit 82): its segment ends with it, as if a [`CMD_END`]
+/// followed (one command instead of two for a segment's last piece).
+pub const CMD_END_AFTER_BIT: usize = 82;
+/// A piece's flag (bit 83), with [`CMD_END_AFTER_BIT`]: the completion record
+/// at `pcq`'s head goes out after the segment's end, as if a [`CMD_CPL`]
+/// followed.
+pub const CMD_CPL_AFTER_BIT: usize = 83;
 /// Command kind: the end of a segment (its remaining beats are dropped).
 pub const CMD_END: u64 = 1;
 /// Command kind: the end of a segment, its first 8 octets captured (a
@@ -450,6 +464,14 @@ pub struct SendPlace {
     /// The segment ending in `DState::End` is a Terminate: keep its first
     /// 8 octets (`rt_data`).
     d_capt: DFF<Bit>,
+    /// The current piece's `CMD_END_AFTER_BIT` and `CMD_CPL_AFTER_BIT`
+    /// (`p_cpl` also of an end command, whose flag is 0).
+    p_end: DFF<Bit>,
+    p_cpl: DFF<Bit>,
+    /// The segment's last piece (`Push`), and whether its message's
+    /// completion and WQE advance go with it.
+    last_pc: Signal<Local, Bit>,
+    fast_cpl: Signal<Local, Bit>,
     /// The data stage has done every command handed to it.
     d_idle: Signal<Local, Bit>,
     /// The data stage takes its next command this clock.
@@ -711,6 +733,10 @@ impl Default for SendPlace {
             inv_pend: Default::default(),
             dstate: Default::default(),
             d_capt: Default::default(),
+            p_end: Default::default(),
+            p_cpl: Default::default(),
+            last_pc: Default::default(),
+            fast_cpl: Default::default(),
             d_idle: Default::default(),
             take: Default::default(),
             dd_data: Default::default(),
@@ -767,7 +793,7 @@ impl Logic for SendPlace {
             pre_left, m, r, paddr, pn, prem, gbuf, cnt, in_done, gk_r, pmore_r, e_cause, e_cqe,
             e_status, rt_data, rt_first, c_send, c_term_tx, c_term_rx, c_drop, c_rreq, total_r,
             msg_end_r, off_r, lsel_r, base_r, avail_r, addr_r, c_prot, pd, key_r, t_addr, t_avail,
-            c_reuse, c_inv, c_inv_err, c_addr, c_n, mid_r, inv_pend, dstate, d_capt
+            c_reuse, c_inv, c_inv_err, c_addr, c_n, mid_r, inv_pend, dstate, d_capt, p_end, p_cpl
         );
         clock!(self, clock, hq, dq, cq, pcq);
 
@@ -808,6 +834,10 @@ impl Logic for SendPlace {
             | (bit_cast::<PC_W, 32>(self.qpn.q.val()) << 100)
             | (bit_cast::<PC_W, 8>(self.cpl_flags.val()) << 132)
             | (bit_cast::<PC_W, 32>(self.cpl_imm.val()) << 140);
+        // (`Push`: the piece is its segment's last; it ends a message that
+        // completes without an invalidation first)
+        self.last_pc.next = self.r.q.val() == self.c_n.q.val();
+        self.fast_cpl.next = self.last_pc.val() & self.ddp_last.q.val() & !self.is_inv.val();
         self.pcq.reset.next = self.reset.val();
         self.pcq.data_in.next = self.rec.val();
         self.pcq.write.next = false;
@@ -1097,6 +1127,13 @@ impl Logic for SendPlace {
                     self.pmore_r.d.next = self.prem.q.val() > 16;
                     if !self.pmore_r.q.val() {
                         self.dstate.d.next = DState::Idle;
+                        if self.p_end.q.val() {
+                            // The segment's last piece: its end, as a
+                            // `CMD_END` would.
+                            self.d_capt.d.next = false;
+                            self.rt_first.d.next = true;
+                            self.dstate.d.next = DState::End;
+                        }
                     }
                 }
             }
@@ -1120,6 +1157,9 @@ impl Logic for SendPlace {
                     self.gbuf.d.next = 0.into();
                     self.in_done.d.next = false;
                     self.dstate.d.next = DState::Idle;
+                    if self.p_cpl.q.val() {
+                        self.dstate.d.next = DState::Cpl;
+                    }
                 }
             }
         }
@@ -1129,11 +1169,16 @@ impl Logic for SendPlace {
             & ((self.dstate.q.val() == DState::Idle)
                 | ((self.dstate.q.val() == DState::Data)
                     & self.out_fire.val()
-                    & !self.pmore_r.q.val())
-                | ((self.dstate.q.val() == DState::End) & self.in_done.q.val()));
+                    & !self.pmore_r.q.val()
+                    & !self.p_end.q.val())
+                | ((self.dstate.q.val() == DState::End)
+                    & self.in_done.q.val()
+                    & !self.p_cpl.q.val()));
         self.cmd_n.next = self.cq.data_out.val().get_bits::<16>(2);
         if self.take.val() {
             self.cq.read.next = true;
+            self.p_end.d.next = self.cq.data_out.val().get_bit(82);
+            self.p_cpl.d.next = self.cq.data_out.val().get_bit(83);
             if self.cq.data_out.val().get_bit(0) {
                 self.d_capt.d.next = self.cq.data_out.val().get_bit(1);
                 self.rt_first.d.next = true;
@@ -1284,6 +1329,12 @@ impl Logic for SendPlace {
                         self.ck.d.next = self.ck.q.val() - 1;
                         self.sdone.d.next = self.ck.q.val() == 0;
                         self.state.d.next = SpState::SChk;
+                        if self.ck.q.val() == 0 {
+                            // SGE 0 was the last to check: place from it
+                            // (as `SChk` would with `sdone`, a clock later).
+                            self.ck.d.next = 0.into();
+                            self.state.d.next = SpState::CalcA;
+                        }
                     }
                 }
             }
@@ -1368,10 +1419,21 @@ impl Logic for SendPlace {
                 }
             }
             SpState::Push => {
+                // The segment's last piece carries its end; if it ends a
+                // message (not a Send with Invalidate, whose STag is
+                // invalidated first), the completion and the WQE's advance
+                // go in the same clock (`CMD_CPL_AFTER_BIT`, `pcq`, `adv_*`).
                 self.cq_in.next = (bit_cast::<CQ_W, 64>(self.c_addr.q.val()) << 18)
-                    | (bit_cast::<CQ_W, 16>(self.c_n.q.val().get_bits::<16>(0)) << 2);
-                if !self.cq.full.val() {
+                    | (bit_cast::<CQ_W, 16>(self.c_n.q.val().get_bits::<16>(0)) << 2)
+                    | (bit_cast::<CQ_W, 1>(self.last_pc.val().into()) << 82)
+                    | (bit_cast::<CQ_W, 1>(self.fast_cpl.val().into()) << 83);
+                self.adv_valid.next =
+                    self.fast_cpl.val() & !self.cq.full.val() & !self.pcq.full.val();
+                if !self.cq.full.val()
+                    & (!self.fast_cpl.val() | (!self.pcq.full.val() & self.adv_ready.val()))
+                {
                     self.cq.write.next = true;
+                    self.pcq.write.next = self.fast_cpl.val();
                     self.m.d.next = self.m.q.val() + self.c_n.q.val();
                     self.r.d.next = self.r.q.val() - self.c_n.q.val();
                     self.state.d.next = SpState::CalcA;
@@ -1382,10 +1444,13 @@ impl Logic for SendPlace {
                     // trip (XChk/XRes).
                     self.t_addr.d.next = self.t_addr.q.val() + bit_cast::<64, 32>(self.c_n.q.val());
                     self.t_avail.d.next = self.t_avail.q.val() - self.c_n.q.val();
-                    // The segment's last piece: straight to its end command
-                    // (the walk would find nothing left to place).
-                    if self.r.q.val() == self.c_n.q.val() {
-                        self.state.d.next = SpState::End;
+                    // The segment's last piece (the walk would find nothing
+                    // left to place): its end went with it.
+                    if self.last_pc.val() {
+                        self.state.d.next = SpState::Idle;
+                        if self.ddp_last.q.val() & self.is_inv.val() {
+                            self.state.d.next = SpState::IChk;
+                        }
                     } else if self.t_avail.q.val() != self.c_n.q.val() {
                         self.c_reuse.d.next = self.c_reuse.q.val() + 1;
                         self.state.d.next = SpState::Calc;
