@@ -57839,6 +57839,7 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     localparam  k_pn = 32'h1;
     localparam  k_half = 32'h1;
     localparam  k_fmax = 32'h1;
+    localparam  k_tag1 = 8'h41;
 
     // Enums
     // rust-hdl emits every enum variant as a localparam, used or not:
@@ -57939,56 +57940,88 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     reg  [31:0] n_bad$d;
     wire  [31:0] n_bad$q;
     reg  n_bad$clock;
-    reg  f_busy$d;
-    wire  f_busy$q;
-    reg  f_busy$clock;
-    reg  f_req$d;
-    wire  f_req$q;
-    reg  f_req$clock;
-    reg  f_done$d;
-    wire  f_done$q;
-    reg  f_done$clock;
-    reg  f_bad$d;
-    wire  f_bad$q;
-    reg  f_bad$clock;
-    reg  f_kill$d;
-    wire  f_kill$q;
-    reg  f_kill$clock;
-    reg  [63:0] f_addr$d;
-    wire  [63:0] f_addr$q;
-    reg  f_addr$clock;
-    reg  [15:0] f_len$d;
-    wire  [15:0] f_len$q;
-    reg  f_len$clock;
-    reg  [5:0] f_qp$d;
-    wire  [5:0] f_qp$q;
-    reg  f_qp$clock;
-    reg  [31:0] f_start$d;
-    wire  [31:0] f_start$q;
-    reg  f_start$clock;
-    reg  [7:0] f_n$d;
-    wire  [7:0] f_n$q;
-    reg  f_n$clock;
-    reg  [7:0] f_slot$d;
-    wire  [7:0] f_slot$q;
-    reg  f_slot$clock;
-    reg  [3:0] f_beat$d;
-    wire  [3:0] f_beat$q;
-    reg  f_beat$clock;
-    reg  [11:0] f_cnt$d;
-    wire  [11:0] f_cnt$q;
-    reg  f_cnt$clock;
-    reg  [11:0] f_lim$d;
-    wire  [11:0] f_lim$q;
-    reg  f_lim$clock;
-    reg  [63:0] f_even$d;
-    wire  [63:0] f_even$q;
-    reg  f_even$clock;
+    reg  fill0$clock;
+    reg  fill0$reset;
+    reg  fill0$start;
+    reg  [63:0] fill0$s_addr;
+    reg  [7:0] fill0$s_n;
+    reg  [5:0] fill0$s_qp;
+    reg  [31:0] fill0$s_start;
+    reg  [7:0] fill0$s_slot;
+    reg  [7:0] fill0$smask;
+    reg  fill0$kill;
+    wire  fill0$req_valid;
+    reg  fill0$req_ready;
+    wire  [63:0] fill0$req_addr;
+    wire  [15:0] fill0$req_len;
+    wire  fill0$issued;
+    reg  fill0$cpl_valid;
+    reg  [63:0] fill0$cpl_data;
+    reg  [3:0] fill0$cpl_keep;
+    reg  fill0$cpl_last;
+    reg  fill0$mine;
+    wire  fill0$take;
+    wire  fill0$wr_en;
+    wire  [5:0] fill0$wr_qp;
+    wire  [7:0] fill0$wr_slot;
+    wire  [2:0] fill0$wr_word;
+    wire  [127:0] fill0$wr_data;
+    wire  fill0$busy;
+    wire  [5:0] fill0$qp;
+    wire  [7:0] fill0$n;
+    wire  fill0$done;
+    wire  fill0$good;
+    wire  [31:0] fill0$pf_end;
+    reg  fill0$ack;
+    reg  fill1$clock;
+    reg  fill1$reset;
+    reg  fill1$start;
+    reg  [63:0] fill1$s_addr;
+    reg  [7:0] fill1$s_n;
+    reg  [5:0] fill1$s_qp;
+    reg  [31:0] fill1$s_start;
+    reg  [7:0] fill1$s_slot;
+    reg  [7:0] fill1$smask;
+    reg  fill1$kill;
+    wire  fill1$req_valid;
+    reg  fill1$req_ready;
+    wire  [63:0] fill1$req_addr;
+    wire  [15:0] fill1$req_len;
+    wire  fill1$issued;
+    reg  fill1$cpl_valid;
+    reg  [63:0] fill1$cpl_data;
+    reg  [3:0] fill1$cpl_keep;
+    reg  fill1$cpl_last;
+    reg  fill1$mine;
+    wire  fill1$take;
+    wire  fill1$wr_en;
+    wire  [5:0] fill1$wr_qp;
+    wire  [7:0] fill1$wr_slot;
+    wire  [2:0] fill1$wr_word;
+    wire  [127:0] fill1$wr_data;
+    wire  fill1$busy;
+    wire  [5:0] fill1$qp;
+    wire  [7:0] fill1$n;
+    wire  fill1$done;
+    wire  fill1$good;
+    wire  [31:0] fill1$pf_end;
+    reg  fill1$ack;
+    reg  rq_sel$d;
+    wire  rq_sel$q;
+    reg  rq_sel$clock;
+    reg  m_sel$d;
+    wire  m_sel$q;
+    reg  m_sel$clock;
 
     // Local signals
     reg  [9:0] wsh;
     reg  [127:0] sg;
     reg  [3:0] bk;
+    reg  rq_now;
+    reg  [7:0] m_n;
+    reg  any_free;
+    reg  go_sel;
+    reg  qp_busy;
     reg  [63:0] x_base;
     reg  [4:0] x_log2;
     reg  [31:0] x_ci;
@@ -58166,80 +58199,85 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
         .q(n_bad$q),
         .clock(n_bad$clock)
     );
-    rnic_ecpix5$core$rx_send$rw$f_busy f_busy(
-        .d(f_busy$d),
-        .q(f_busy$q),
-        .clock(f_busy$clock)
+    rnic_ecpix5$core$rx_send$rw$fill0 fill0(
+        .clock(fill0$clock),
+        .reset(fill0$reset),
+        .start(fill0$start),
+        .s_addr(fill0$s_addr),
+        .s_n(fill0$s_n),
+        .s_qp(fill0$s_qp),
+        .s_start(fill0$s_start),
+        .s_slot(fill0$s_slot),
+        .smask(fill0$smask),
+        .kill(fill0$kill),
+        .req_valid(fill0$req_valid),
+        .req_ready(fill0$req_ready),
+        .req_addr(fill0$req_addr),
+        .req_len(fill0$req_len),
+        .issued(fill0$issued),
+        .cpl_valid(fill0$cpl_valid),
+        .cpl_data(fill0$cpl_data),
+        .cpl_keep(fill0$cpl_keep),
+        .cpl_last(fill0$cpl_last),
+        .mine(fill0$mine),
+        .take(fill0$take),
+        .wr_en(fill0$wr_en),
+        .wr_qp(fill0$wr_qp),
+        .wr_slot(fill0$wr_slot),
+        .wr_word(fill0$wr_word),
+        .wr_data(fill0$wr_data),
+        .busy(fill0$busy),
+        .qp(fill0$qp),
+        .n(fill0$n),
+        .done(fill0$done),
+        .good(fill0$good),
+        .pf_end(fill0$pf_end),
+        .ack(fill0$ack)
     );
-    rnic_ecpix5$core$rx_send$rw$f_req f_req(
-        .d(f_req$d),
-        .q(f_req$q),
-        .clock(f_req$clock)
+    rnic_ecpix5$core$rx_send$rw$fill1 fill1(
+        .clock(fill1$clock),
+        .reset(fill1$reset),
+        .start(fill1$start),
+        .s_addr(fill1$s_addr),
+        .s_n(fill1$s_n),
+        .s_qp(fill1$s_qp),
+        .s_start(fill1$s_start),
+        .s_slot(fill1$s_slot),
+        .smask(fill1$smask),
+        .kill(fill1$kill),
+        .req_valid(fill1$req_valid),
+        .req_ready(fill1$req_ready),
+        .req_addr(fill1$req_addr),
+        .req_len(fill1$req_len),
+        .issued(fill1$issued),
+        .cpl_valid(fill1$cpl_valid),
+        .cpl_data(fill1$cpl_data),
+        .cpl_keep(fill1$cpl_keep),
+        .cpl_last(fill1$cpl_last),
+        .mine(fill1$mine),
+        .take(fill1$take),
+        .wr_en(fill1$wr_en),
+        .wr_qp(fill1$wr_qp),
+        .wr_slot(fill1$wr_slot),
+        .wr_word(fill1$wr_word),
+        .wr_data(fill1$wr_data),
+        .busy(fill1$busy),
+        .qp(fill1$qp),
+        .n(fill1$n),
+        .done(fill1$done),
+        .good(fill1$good),
+        .pf_end(fill1$pf_end),
+        .ack(fill1$ack)
     );
-    rnic_ecpix5$core$rx_send$rw$f_done f_done(
-        .d(f_done$d),
-        .q(f_done$q),
-        .clock(f_done$clock)
+    rnic_ecpix5$core$rx_send$rw$rq_sel rq_sel(
+        .d(rq_sel$d),
+        .q(rq_sel$q),
+        .clock(rq_sel$clock)
     );
-    rnic_ecpix5$core$rx_send$rw$f_bad f_bad(
-        .d(f_bad$d),
-        .q(f_bad$q),
-        .clock(f_bad$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_kill f_kill(
-        .d(f_kill$d),
-        .q(f_kill$q),
-        .clock(f_kill$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_addr f_addr(
-        .d(f_addr$d),
-        .q(f_addr$q),
-        .clock(f_addr$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_len f_len(
-        .d(f_len$d),
-        .q(f_len$q),
-        .clock(f_len$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_qp f_qp(
-        .d(f_qp$d),
-        .q(f_qp$q),
-        .clock(f_qp$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_start f_start(
-        .d(f_start$d),
-        .q(f_start$q),
-        .clock(f_start$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_n f_n(
-        .d(f_n$d),
-        .q(f_n$q),
-        .clock(f_n$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_slot f_slot(
-        .d(f_slot$d),
-        .q(f_slot$q),
-        .clock(f_slot$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_beat f_beat(
-        .d(f_beat$d),
-        .q(f_beat$q),
-        .clock(f_beat$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_cnt f_cnt(
-        .d(f_cnt$d),
-        .q(f_cnt$q),
-        .clock(f_cnt$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_lim f_lim(
-        .d(f_lim$d),
-        .q(f_lim$q),
-        .clock(f_lim$clock)
-    );
-    rnic_ecpix5$core$rx_send$rw$f_even f_even(
-        .d(f_even$d),
-        .q(f_even$q),
-        .clock(f_even$clock)
+    rnic_ecpix5$core$rx_send$rw$m_sel m_sel(
+        .d(m_sel$d),
+        .q(m_sel$q),
+        .clock(m_sel$clock)
     );
 
     // Update code
@@ -58307,49 +58345,10 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
         n_bad$clock = clock;
     end
     always @(*) begin
-        f_busy$clock = clock;
+        rq_sel$clock = clock;
     end
     always @(*) begin
-        f_req$clock = clock;
-    end
-    always @(*) begin
-        f_done$clock = clock;
-    end
-    always @(*) begin
-        f_bad$clock = clock;
-    end
-    always @(*) begin
-        f_kill$clock = clock;
-    end
-    always @(*) begin
-        f_addr$clock = clock;
-    end
-    always @(*) begin
-        f_len$clock = clock;
-    end
-    always @(*) begin
-        f_qp$clock = clock;
-    end
-    always @(*) begin
-        f_start$clock = clock;
-    end
-    always @(*) begin
-        f_n$clock = clock;
-    end
-    always @(*) begin
-        f_slot$clock = clock;
-    end
-    always @(*) begin
-        f_beat$clock = clock;
-    end
-    always @(*) begin
-        f_cnt$clock = clock;
-    end
-    always @(*) begin
-        f_lim$clock = clock;
-    end
-    always @(*) begin
-        f_even$clock = clock;
+        m_sel$clock = clock;
     end
     always @(*) begin
         state$d = state$q;
@@ -58393,7 +58392,7 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (hit) begin
                         state$d = RwState$Load;
                     end
-                    else if (~f_busy$q) begin
+                    else if (any_free & ~qp_busy) begin
                         state$d = RwState$Cpl;
                     end
                     else begin
@@ -58414,7 +58413,7 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                 end
             RwState$Wait:
                 begin
-                    if (~f_busy$q) begin
+                    if (any_free & ~qp_busy) begin
                         state$d = RwState$Chk;
                     end
                 end
@@ -58525,7 +58524,7 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (hit) begin
                         beat$d = 4'h0;
                     end
-                    else if (~f_busy$q) begin
+                    else if (any_free & ~qp_busy) begin
                         beat$d = 4'h0;
                     end
                 end
@@ -58634,14 +58633,14 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (hit) begin
                         w23$d = 1'b0;
                     end
-                    else if (~f_busy$q) begin
+                    else if (any_free & ~qp_busy) begin
                         w23$d = 1'b0;
                     end
                 end
             RwState$Cpl:
                 begin
                     if (bv & (dma_rd_cpl_last | (beat$q == 4'hf))) begin
-                        if ((beat$q != 4'hf) | (dma_rd_cpl_keep != 4'h8) | (dma_rd_cpl_last != (f_n$q == 8'h1))) begin
+                        if ((beat$q != 4'hf) | (dma_rd_cpl_keep != 4'h8) | (dma_rd_cpl_last != (m_n == 8'h1))) begin
                             w23$d = 1'b1;
                         end
                     end
@@ -58699,7 +58698,7 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (hit) begin
                         tsum$d = 35'h0;
                     end
-                    else if (~f_busy$q) begin
+                    else if (any_free & ~qp_busy) begin
                         tsum$d = 35'h0;
                     end
                 end
@@ -58740,7 +58739,7 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     end
     always @(*) begin
         n_fetch$d = n_fetch$q;
-        if (f_req$q & dma_rd_req_ready) begin
+        if (fill0$issued | fill1$issued) begin
             n_fetch$d = n_fetch$q + 32'h1;
         end
         if (reset) begin
@@ -58759,143 +58758,36 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
         end
     end
     always @(*) begin
-        f_busy$d = f_busy$q;
-        if (f_done$q & (state$q != RwState$Cfg)) begin
-            f_busy$d = 1'b0;
-        end
-        if (fs_go) begin
-            f_busy$d = 1'b1;
-        end
+        rq_sel$d = rq_sel$q;
+        rq_sel$d = rq_now;
         if (reset) begin
-            f_busy$d = 1'b0;
+            rq_sel$d = 1'b0;
         end
     end
     always @(*) begin
-        f_req$d = f_req$q;
-        if (f_req$q & dma_rd_req_ready) begin
-            f_req$d = 1'b0;
-        end
-        if (fs_go) begin
-            f_req$d = 1'b1;
-        end
-        if (reset) begin
-            f_req$d = 1'b0;
-        end
-    end
-    always @(*) begin
-        f_done$d = f_done$q;
-        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-            if (dma_rd_cpl_last) begin
-                f_done$d = 1'b1;
-            end
-        end
-        if (f_done$q & (state$q != RwState$Cfg)) begin
-            f_done$d = 1'b0;
-        end
-        if (fs_go) begin
-            f_done$d = 1'b0;
-        end
-        if (reset) begin
-            f_done$d = 1'b0;
-        end
-    end
-    always @(*) begin
-        f_bad$d = f_bad$q;
-        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-            if (dma_rd_cpl_last) begin
-                if (((f_cnt$q + 12'h1) != f_lim$q) | (dma_rd_cpl_keep != 4'h8)) begin
-                    f_bad$d = 1'b1;
-                end
-            end
-        end
-        if (fs_go) begin
-            f_bad$d = 1'b0;
-        end
-    end
-    always @(*) begin
-        f_kill$d = f_kill$q;
+        m_sel$d = m_sel$q;
         case (state$q)
-            RwState$Cfg:
+            RwState$Chk:
                 begin
-                    if (f_busy$q & (f_qp$q == qp$q)) begin
-                        f_kill$d = 1'b1;
+                    if (x_state != k_on) begin
+                    end
+                    else if (x_ci == x_prod) begin
+                    end
+                    else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
+                    end
+                    else if (hit) begin
+                    end
+                    else if (any_free & ~qp_busy) begin
+                        m_sel$d = go_sel;
                     end
                 end
         endcase
-        if (fs_go) begin
-            f_kill$d = 1'b0;
-        end
     end
     always @(*) begin
-        f_addr$d = f_addr$q;
-        if (fs_go) begin
-            f_addr$d = x_base + ({{32{1'b0}}, (fs_start & mask)} << 32'h7);
-        end
+        fill0$clock = clock;
     end
     always @(*) begin
-        f_len$d = f_len$q;
-        if (fs_go) begin
-            f_len$d = fs_n[15:0] << 32'h7;
-        end
-    end
-    always @(*) begin
-        f_qp$d = f_qp$q;
-        if (fs_go) begin
-            f_qp$d = qp$q;
-        end
-    end
-    always @(*) begin
-        f_start$d = f_start$q;
-        if (fs_go) begin
-            f_start$d = fs_start;
-        end
-    end
-    always @(*) begin
-        f_n$d = f_n$q;
-        if (fs_go) begin
-            f_n$d = fs_n[(32'h0)+:(8)];
-        end
-    end
-    always @(*) begin
-        f_slot$d = f_slot$q;
-        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-            if (f_beat$q == 4'hf) begin
-                f_slot$d = (f_slot$q + 8'h1) & smask[(32'h0)+:(8)];
-            end
-        end
-        if (fs_go) begin
-            f_slot$d = fs_slot;
-        end
-    end
-    always @(*) begin
-        f_beat$d = f_beat$q;
-        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-            f_beat$d = f_beat$q + 4'h1;
-        end
-        if (fs_go) begin
-            f_beat$d = 4'h0;
-        end
-    end
-    always @(*) begin
-        f_cnt$d = f_cnt$q;
-        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-            f_cnt$d = f_cnt$q + 12'h1;
-        end
-        if (fs_go) begin
-            f_cnt$d = 12'h0;
-        end
-    end
-    always @(*) begin
-        f_lim$d = f_lim$q;
-        if (fs_go) begin
-            f_lim$d = fs_n[11:0] << 32'h4;
-        end
-    end
-    always @(*) begin
-        f_even$d = f_even$q;
-        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-            f_even$d = dma_rd_cpl_data;
-        end
+        fill1$clock = clock;
     end
     always @(*) begin
         ram$read_clock = clock;
@@ -58959,8 +58851,13 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     end
                 end
         endcase
-        if (f_done$q & (state$q != RwState$Cfg)) begin
-            pf$write_data = f_start$q + {{24{1'b0}}, f_n$q};
+        if (state$q != RwState$Cfg) begin
+            if (fill0$done) begin
+                pf$write_data = fill0$pf_end;
+            end
+            else if (fill1$done) begin
+                pf$write_data = fill1$pf_end;
+            end
         end
     end
     always @(*) begin
@@ -59171,27 +59068,25 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     pf$write_enable = 1'b1;
                 end
         endcase
-        if (f_done$q & (state$q != RwState$Cfg)) begin
-            pf$write_enable = k_pf & ~f_kill$q & ~f_bad$q;
+        if (state$q != RwState$Cfg) begin
+            if (fill0$done) begin
+                pf$write_enable = k_pf & fill0$good;
+            end
+            else if (fill1$done) begin
+                pf$write_enable = k_pf & fill1$good;
+            end
         end
     end
     always @(*) begin
         pf$write_address = qp$q;
-        if (f_done$q & (state$q != RwState$Cfg)) begin
-            pf$write_address = f_qp$q;
+        if (state$q != RwState$Cfg) begin
+            if (fill0$done) begin
+                pf$write_address = fill0$qp;
+            end
+            else if (fill1$done) begin
+                pf$write_address = fill1$qp;
+            end
         end
-    end
-    always @(*) begin
-        dma_rd_req_valid = f_req$q;
-    end
-    always @(*) begin
-        dma_rd_req_addr = f_addr$q;
-    end
-    always @(*) begin
-        dma_rd_req_len = f_len$q;
-    end
-    always @(*) begin
-        dma_rd_req_tag = k_tag;
     end
     always @(*) begin
         dma_rd_cpl_ready = 1'b1;
@@ -59208,13 +59103,82 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
                     else if (c_valid$q & (c_qp$q == qp$q) & (c_ci$q == x_ci)) begin
                     end
                     else if (hit) begin
-                        fs_go = ~f_busy$q & (fs_n != 32'h0) & ((fs_n >= k_half) | (fs_n == fs_av));
+                        fs_go = any_free & ~qp_busy & (fs_n != 32'h0) & ((fs_n >= k_half) | (fs_n == fs_av));
                     end
-                    else if (~f_busy$q) begin
+                    else if (any_free & ~qp_busy) begin
                         fs_go = 1'b1;
                     end
                 end
         endcase
+    end
+    always @(*) begin
+        fill0$kill = 1'b0;
+        case (state$q)
+            RwState$Cfg:
+                begin
+                    fill0$kill = fill0$qp == qp$q;
+                end
+        endcase
+    end
+    always @(*) begin
+        fill1$kill = 1'b0;
+        case (state$q)
+            RwState$Cfg:
+                begin
+                    fill1$kill = fill1$qp == qp$q;
+                end
+        endcase
+    end
+    always @(*) begin
+        any_free = ~fill0$busy | (k_pf & ~fill1$busy);
+    end
+    always @(*) begin
+        go_sel = fill0$busy;
+    end
+    always @(*) begin
+        qp_busy = (fill0$busy & (fill0$qp == qp$q)) | (fill1$busy & (fill1$qp == qp$q));
+    end
+    always @(*) begin
+        rq_now = rq_sel$q;
+        if (~(fill0$req_valid & ~rq_sel$q) & ~(fill1$req_valid & rq_sel$q)) begin
+            rq_now = ~fill0$req_valid;
+        end
+    end
+    always @(*) begin
+        dma_rd_req_valid = fill0$req_valid;
+        if (rq_now) begin
+            dma_rd_req_valid = fill1$req_valid;
+        end
+    end
+    always @(*) begin
+        dma_rd_req_addr = fill0$req_addr;
+        if (rq_now) begin
+            dma_rd_req_addr = fill1$req_addr;
+        end
+    end
+    always @(*) begin
+        dma_rd_req_len = fill0$req_len;
+        if (rq_now) begin
+            dma_rd_req_len = fill1$req_len;
+        end
+    end
+    always @(*) begin
+        dma_rd_req_tag = k_tag;
+        if (rq_now) begin
+            dma_rd_req_tag = k_tag1;
+        end
+    end
+    always @(*) begin
+        fill0$req_ready = dma_rd_req_ready & ~rq_now;
+    end
+    always @(*) begin
+        fill1$req_ready = dma_rd_req_ready & rq_now;
+    end
+    always @(*) begin
+        m_n = fill0$n;
+        if (m_sel$q) begin
+            m_n = fill1$n;
+        end
     end
     always @(*) begin
         rd_a = ((({{10{1'b0}}, qp$q} << k_pl) | (idx$q[15:0] & smask[15:0])) << 32'h3) | {{13{1'b0}}, (beat$q[(32'h0)+:(3)] + 3'h1)};
@@ -59296,7 +59260,10 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
     always @(*) begin
         bv = 1'b0;
         if (state$q == RwState$Cpl) begin
-            bv = dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag);
+            bv = fill0$take;
+            if (m_sel$q) begin
+                bv = fill1$take;
+            end
         end
     end
     always @(*) begin
@@ -59356,22 +59323,121 @@ module rnic_ecpix5$core$rx_send$rw(clock,reset,cfg_valid,cfg_ready,cfg_qp,cfg_ba
         ram$write_data = ({{169{1'b0}}, n_state} << 32'ha9) | ({{167{1'b0}}, n_cq} << 32'ha5) | ({{139{1'b0}}, n_msn} << 32'h85) | ({{139{1'b0}}, n_prod} << 32'h65) | ({{139{1'b0}}, n_ci} << 32'h45) | ({{166{1'b0}}, n_log2} << 32'h40) | {{107{1'b0}}, n_base};
     end
     always @(*) begin
-        wr_a = ((({{10{1'b0}}, f_qp$q} << k_pl) | {{8{1'b0}}, f_slot$q}) << 32'h3) | {{13{1'b0}}, f_beat$q[(32'h1)+:(3)]};
+        fill0$mine = dma_rd_cpl_tag == k_tag;
+    end
+    always @(*) begin
+        fill1$mine = dma_rd_cpl_tag == k_tag1;
+    end
+    always @(*) begin
+        wr_a = ((({{10{1'b0}}, fill0$wr_qp} << k_pl) | {{8{1'b0}}, fill0$wr_slot}) << 32'h3) | {{13{1'b0}}, fill0$wr_word};
+        if (fill1$wr_en) begin
+            wr_a = ((({{10{1'b0}}, fill1$wr_qp} << k_pl) | {{8{1'b0}}, fill1$wr_slot}) << 32'h3) | {{13{1'b0}}, fill1$wr_word};
+        end
+    end
+    always @(*) begin
+        wbuf$write_data = fill0$wr_data;
+        if (fill1$wr_en) begin
+            wbuf$write_data = fill1$wr_data;
+        end
     end
     always @(*) begin
         wbuf$write_address = wr_a[2:0];
     end
     always @(*) begin
-        wbuf$write_data = ({{64{1'b0}}, dma_rd_cpl_data} << 32'h40) | {{64{1'b0}}, f_even$q};
+        wbuf$write_enable = fill0$wr_en | fill1$wr_en;
     end
     always @(*) begin
-        wbuf$write_enable = 1'b0;
-        if (f_busy$q & ~f_req$q & ~f_done$q & dma_rd_cpl_valid & (dma_rd_cpl_tag == k_tag)) begin
-            wbuf$write_enable = f_beat$q[32'h0] & (f_cnt$q < f_lim$q);
+        fill0$ack = 1'b0;
+        if (state$q != RwState$Cfg) begin
+            if (fill0$done) begin
+                fill0$ack = 1'b1;
+            end
+        end
+    end
+    always @(*) begin
+        fill1$ack = 1'b0;
+        if (state$q != RwState$Cfg) begin
+            if (fill0$done) begin
+            end
+            else if (fill1$done) begin
+                fill1$ack = 1'b1;
+            end
         end
     end
     always @(*) begin
         fs_slot = (fs_start[7:0] & smask[7:0]);
+    end
+    always @(*) begin
+        fill0$s_addr = x_base + ({{32{1'b0}}, (fs_start & mask)} << 32'h7);
+    end
+    always @(*) begin
+        fill0$s_n = fs_n[(32'h0)+:(8)];
+    end
+    always @(*) begin
+        fill0$s_qp = qp$q;
+    end
+    always @(*) begin
+        fill0$s_start = fs_start;
+    end
+    always @(*) begin
+        fill0$s_slot = fs_slot;
+    end
+    always @(*) begin
+        fill0$smask = smask[(32'h0)+:(8)];
+    end
+    always @(*) begin
+        fill1$s_addr = fill0$s_addr;
+    end
+    always @(*) begin
+        fill1$s_n = fill0$s_n;
+    end
+    always @(*) begin
+        fill1$s_qp = qp$q;
+    end
+    always @(*) begin
+        fill1$s_start = fs_start;
+    end
+    always @(*) begin
+        fill1$s_slot = fs_slot;
+    end
+    always @(*) begin
+        fill1$smask = fill0$smask;
+    end
+    always @(*) begin
+        fill0$start = fs_go & ~go_sel;
+    end
+    always @(*) begin
+        fill1$start = fs_go & go_sel & k_pf;
+    end
+    always @(*) begin
+        fill0$cpl_valid = dma_rd_cpl_valid;
+    end
+    always @(*) begin
+        fill0$cpl_data = dma_rd_cpl_data;
+    end
+    always @(*) begin
+        fill0$cpl_keep = dma_rd_cpl_keep;
+    end
+    always @(*) begin
+        fill0$cpl_last = dma_rd_cpl_last;
+    end
+    always @(*) begin
+        fill1$cpl_valid = dma_rd_cpl_valid;
+    end
+    always @(*) begin
+        fill1$cpl_data = dma_rd_cpl_data;
+    end
+    always @(*) begin
+        fill1$cpl_keep = dma_rd_cpl_keep;
+    end
+    always @(*) begin
+        fill1$cpl_last = dma_rd_cpl_last;
+    end
+    always @(*) begin
+        fill0$reset = reset;
+    end
+    always @(*) begin
+        fill1$reset = reset;
     end
 
 endmodule // rnic_ecpix5$core$rx_send$rw
@@ -59491,7 +59557,403 @@ module rnic_ecpix5$core$rx_send$rw$cq(d,q,clock);
 endmodule // rnic_ecpix5$core$rx_send$rw$cq
 
 
-module rnic_ecpix5$core$rx_send$rw$f_addr(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0(clock,reset,start,s_addr,s_n,s_qp,s_start,s_slot,smask,kill,req_valid,req_ready,req_addr,req_len,issued,cpl_valid,cpl_data,cpl_keep,cpl_last,mine,take,wr_en,wr_qp,wr_slot,wr_word,wr_data,busy,qp,n,done,good,pf_end,ack);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  start;
+    input wire  [63:0] s_addr;
+    input wire  [7:0] s_n;
+    input wire  [5:0] s_qp;
+    input wire  [31:0] s_start;
+    input wire  [7:0] s_slot;
+    input wire  [7:0] smask;
+    input wire  kill;
+    output reg  req_valid;
+    input wire  req_ready;
+    output reg  [63:0] req_addr;
+    output reg  [15:0] req_len;
+    output reg  issued;
+    input wire  cpl_valid;
+    input wire  [63:0] cpl_data;
+    input wire  [3:0] cpl_keep;
+    input wire  cpl_last;
+    input wire  mine;
+    output reg  take;
+    output reg  wr_en;
+    output reg  [5:0] wr_qp;
+    output reg  [7:0] wr_slot;
+    output reg  [2:0] wr_word;
+    output reg  [127:0] wr_data;
+    output reg  busy;
+    output reg  [5:0] qp;
+    output reg  [7:0] n;
+    output reg  done;
+    output reg  good;
+    output reg  [31:0] pf_end;
+    input wire  ack;
+
+    // Stub signals
+    reg  f_busy$d;
+    wire  f_busy$q;
+    reg  f_busy$clock;
+    reg  f_req$d;
+    wire  f_req$q;
+    reg  f_req$clock;
+    reg  f_done$d;
+    wire  f_done$q;
+    reg  f_done$clock;
+    reg  f_bad$d;
+    wire  f_bad$q;
+    reg  f_bad$clock;
+    reg  f_kill$d;
+    wire  f_kill$q;
+    reg  f_kill$clock;
+    reg  [63:0] f_addr$d;
+    wire  [63:0] f_addr$q;
+    reg  f_addr$clock;
+    reg  [15:0] f_len$d;
+    wire  [15:0] f_len$q;
+    reg  f_len$clock;
+    reg  [5:0] f_qp$d;
+    wire  [5:0] f_qp$q;
+    reg  f_qp$clock;
+    reg  [31:0] f_start$d;
+    wire  [31:0] f_start$q;
+    reg  f_start$clock;
+    reg  [7:0] f_n$d;
+    wire  [7:0] f_n$q;
+    reg  f_n$clock;
+    reg  [7:0] f_slot$d;
+    wire  [7:0] f_slot$q;
+    reg  f_slot$clock;
+    reg  [3:0] f_beat$d;
+    wire  [3:0] f_beat$q;
+    reg  f_beat$clock;
+    reg  [11:0] f_cnt$d;
+    wire  [11:0] f_cnt$q;
+    reg  f_cnt$clock;
+    reg  [11:0] f_lim$d;
+    wire  [11:0] f_lim$q;
+    reg  f_lim$clock;
+    reg  [63:0] f_even$d;
+    wire  [63:0] f_even$q;
+    reg  f_even$clock;
+
+    // Sub module instances
+    rnic_ecpix5$core$rx_send$rw$fill0$f_busy f_busy(
+        .d(f_busy$d),
+        .q(f_busy$q),
+        .clock(f_busy$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_req f_req(
+        .d(f_req$d),
+        .q(f_req$q),
+        .clock(f_req$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_done f_done(
+        .d(f_done$d),
+        .q(f_done$q),
+        .clock(f_done$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_bad f_bad(
+        .d(f_bad$d),
+        .q(f_bad$q),
+        .clock(f_bad$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_kill f_kill(
+        .d(f_kill$d),
+        .q(f_kill$q),
+        .clock(f_kill$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_addr f_addr(
+        .d(f_addr$d),
+        .q(f_addr$q),
+        .clock(f_addr$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_len f_len(
+        .d(f_len$d),
+        .q(f_len$q),
+        .clock(f_len$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_qp f_qp(
+        .d(f_qp$d),
+        .q(f_qp$q),
+        .clock(f_qp$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_start f_start(
+        .d(f_start$d),
+        .q(f_start$q),
+        .clock(f_start$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_n f_n(
+        .d(f_n$d),
+        .q(f_n$q),
+        .clock(f_n$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_slot f_slot(
+        .d(f_slot$d),
+        .q(f_slot$q),
+        .clock(f_slot$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_beat f_beat(
+        .d(f_beat$d),
+        .q(f_beat$q),
+        .clock(f_beat$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_cnt f_cnt(
+        .d(f_cnt$d),
+        .q(f_cnt$q),
+        .clock(f_cnt$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_lim f_lim(
+        .d(f_lim$d),
+        .q(f_lim$q),
+        .clock(f_lim$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill0$f_even f_even(
+        .d(f_even$d),
+        .q(f_even$q),
+        .clock(f_even$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        f_busy$clock = clock;
+    end
+    always @(*) begin
+        f_req$clock = clock;
+    end
+    always @(*) begin
+        f_done$clock = clock;
+    end
+    always @(*) begin
+        f_bad$clock = clock;
+    end
+    always @(*) begin
+        f_kill$clock = clock;
+    end
+    always @(*) begin
+        f_addr$clock = clock;
+    end
+    always @(*) begin
+        f_len$clock = clock;
+    end
+    always @(*) begin
+        f_qp$clock = clock;
+    end
+    always @(*) begin
+        f_start$clock = clock;
+    end
+    always @(*) begin
+        f_n$clock = clock;
+    end
+    always @(*) begin
+        f_slot$clock = clock;
+    end
+    always @(*) begin
+        f_beat$clock = clock;
+    end
+    always @(*) begin
+        f_cnt$clock = clock;
+    end
+    always @(*) begin
+        f_lim$clock = clock;
+    end
+    always @(*) begin
+        f_even$clock = clock;
+    end
+    always @(*) begin
+        f_busy$d = f_busy$q;
+        if (f_done$q & ack) begin
+            f_busy$d = 1'b0;
+        end
+        if (start) begin
+            f_busy$d = 1'b1;
+        end
+        if (reset) begin
+            f_busy$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_req$d = f_req$q;
+        if (issued) begin
+            f_req$d = 1'b0;
+        end
+        if (start) begin
+            f_req$d = 1'b1;
+        end
+        if (reset) begin
+            f_req$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_done$d = f_done$q;
+        if (take) begin
+            if (cpl_last) begin
+                f_done$d = 1'b1;
+            end
+        end
+        if (f_done$q & ack) begin
+            f_done$d = 1'b0;
+        end
+        if (start) begin
+            f_done$d = 1'b0;
+        end
+        if (reset) begin
+            f_done$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_bad$d = f_bad$q;
+        if (take) begin
+            if (cpl_last) begin
+                if (((f_cnt$q + 12'h1) != f_lim$q) | (cpl_keep != 4'h8)) begin
+                    f_bad$d = 1'b1;
+                end
+            end
+        end
+        if (start) begin
+            f_bad$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_kill$d = f_kill$q;
+        if (kill & f_busy$q) begin
+            f_kill$d = 1'b1;
+        end
+        if (start) begin
+            f_kill$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_addr$d = f_addr$q;
+        if (start) begin
+            f_addr$d = s_addr;
+        end
+    end
+    always @(*) begin
+        f_len$d = f_len$q;
+        if (start) begin
+            f_len$d = {{8{1'b0}}, s_n} << 32'h7;
+        end
+    end
+    always @(*) begin
+        f_qp$d = f_qp$q;
+        if (start) begin
+            f_qp$d = s_qp;
+        end
+    end
+    always @(*) begin
+        f_start$d = f_start$q;
+        if (start) begin
+            f_start$d = s_start;
+        end
+    end
+    always @(*) begin
+        f_n$d = f_n$q;
+        if (start) begin
+            f_n$d = s_n;
+        end
+    end
+    always @(*) begin
+        f_slot$d = f_slot$q;
+        if (take) begin
+            if (f_beat$q == 4'hf) begin
+                f_slot$d = (f_slot$q + 8'h1) & smask;
+            end
+        end
+        if (start) begin
+            f_slot$d = s_slot;
+        end
+    end
+    always @(*) begin
+        f_beat$d = f_beat$q;
+        if (take) begin
+            f_beat$d = f_beat$q + 4'h1;
+        end
+        if (start) begin
+            f_beat$d = 4'h0;
+        end
+    end
+    always @(*) begin
+        f_cnt$d = f_cnt$q;
+        if (take) begin
+            f_cnt$d = f_cnt$q + 12'h1;
+        end
+        if (start) begin
+            f_cnt$d = 12'h0;
+        end
+    end
+    always @(*) begin
+        f_lim$d = f_lim$q;
+        if (start) begin
+            f_lim$d = {{4{1'b0}}, s_n} << 32'h4;
+        end
+    end
+    always @(*) begin
+        f_even$d = f_even$q;
+        if (take) begin
+            f_even$d = cpl_data;
+        end
+    end
+    always @(*) begin
+        req_valid = f_req$q;
+    end
+    always @(*) begin
+        req_addr = f_addr$q;
+    end
+    always @(*) begin
+        req_len = f_len$q;
+    end
+    always @(*) begin
+        issued = f_req$q & req_ready;
+    end
+    always @(*) begin
+        busy = f_busy$q;
+    end
+    always @(*) begin
+        qp = f_qp$q;
+    end
+    always @(*) begin
+        n = f_n$q;
+    end
+    always @(*) begin
+        done = f_done$q;
+    end
+    always @(*) begin
+        good = ~f_kill$q & ~f_bad$q;
+    end
+    always @(*) begin
+        pf_end = f_start$q + {{24{1'b0}}, f_n$q};
+    end
+    always @(*) begin
+        take = f_busy$q & ~f_req$q & ~f_done$q & cpl_valid & mine;
+    end
+    always @(*) begin
+        wr_qp = f_qp$q;
+    end
+    always @(*) begin
+        wr_slot = f_slot$q;
+    end
+    always @(*) begin
+        wr_word = f_beat$q[(32'h1)+:(3)];
+    end
+    always @(*) begin
+        wr_data = ({{64{1'b0}}, cpl_data} << 32'h40) | {{64{1'b0}}, f_even$q};
+    end
+    always @(*) begin
+        wr_en = 1'b0;
+        if (take) begin
+            wr_en = f_beat$q[32'h0] & (f_cnt$q < f_lim$q);
+        end
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0
+
+
+module rnic_ecpix5$core$rx_send$rw$fill0$f_addr(d,q,clock);
 
     // Module arguments
     input wire  [63:0] d;
@@ -59507,10 +59969,10 @@ module rnic_ecpix5$core$rx_send$rw$f_addr(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_addr
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_addr
 
 
-module rnic_ecpix5$core$rx_send$rw$f_bad(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_bad(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -59526,10 +59988,10 @@ module rnic_ecpix5$core$rx_send$rw$f_bad(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_bad
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_bad
 
 
-module rnic_ecpix5$core$rx_send$rw$f_beat(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_beat(d,q,clock);
 
     // Module arguments
     input wire  [3:0] d;
@@ -59545,10 +60007,10 @@ module rnic_ecpix5$core$rx_send$rw$f_beat(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_beat
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_beat
 
 
-module rnic_ecpix5$core$rx_send$rw$f_busy(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_busy(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -59564,10 +60026,10 @@ module rnic_ecpix5$core$rx_send$rw$f_busy(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_busy
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_busy
 
 
-module rnic_ecpix5$core$rx_send$rw$f_cnt(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_cnt(d,q,clock);
 
     // Module arguments
     input wire  [11:0] d;
@@ -59583,10 +60045,10 @@ module rnic_ecpix5$core$rx_send$rw$f_cnt(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_cnt
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_cnt
 
 
-module rnic_ecpix5$core$rx_send$rw$f_done(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_done(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -59602,10 +60064,10 @@ module rnic_ecpix5$core$rx_send$rw$f_done(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_done
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_done
 
 
-module rnic_ecpix5$core$rx_send$rw$f_even(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_even(d,q,clock);
 
     // Module arguments
     input wire  [63:0] d;
@@ -59621,10 +60083,10 @@ module rnic_ecpix5$core$rx_send$rw$f_even(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_even
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_even
 
 
-module rnic_ecpix5$core$rx_send$rw$f_kill(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_kill(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -59640,10 +60102,10 @@ module rnic_ecpix5$core$rx_send$rw$f_kill(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_kill
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_kill
 
 
-module rnic_ecpix5$core$rx_send$rw$f_len(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_len(d,q,clock);
 
     // Module arguments
     input wire  [15:0] d;
@@ -59659,10 +60121,10 @@ module rnic_ecpix5$core$rx_send$rw$f_len(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_len
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_len
 
 
-module rnic_ecpix5$core$rx_send$rw$f_lim(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_lim(d,q,clock);
 
     // Module arguments
     input wire  [11:0] d;
@@ -59678,10 +60140,10 @@ module rnic_ecpix5$core$rx_send$rw$f_lim(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_lim
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_lim
 
 
-module rnic_ecpix5$core$rx_send$rw$f_n(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_n(d,q,clock);
 
     // Module arguments
     input wire  [7:0] d;
@@ -59697,10 +60159,10 @@ module rnic_ecpix5$core$rx_send$rw$f_n(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_n
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_n
 
 
-module rnic_ecpix5$core$rx_send$rw$f_qp(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_qp(d,q,clock);
 
     // Module arguments
     input wire  [5:0] d;
@@ -59716,10 +60178,10 @@ module rnic_ecpix5$core$rx_send$rw$f_qp(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_qp
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_qp
 
 
-module rnic_ecpix5$core$rx_send$rw$f_req(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_req(d,q,clock);
 
     // Module arguments
     input wire  d;
@@ -59735,10 +60197,10 @@ module rnic_ecpix5$core$rx_send$rw$f_req(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_req
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_req
 
 
-module rnic_ecpix5$core$rx_send$rw$f_slot(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_slot(d,q,clock);
 
     // Module arguments
     input wire  [7:0] d;
@@ -59754,10 +60216,10 @@ module rnic_ecpix5$core$rx_send$rw$f_slot(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_slot
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_slot
 
 
-module rnic_ecpix5$core$rx_send$rw$f_start(d,q,clock);
+module rnic_ecpix5$core$rx_send$rw$fill0$f_start(d,q,clock);
 
     // Module arguments
     input wire  [31:0] d;
@@ -59773,7 +60235,688 @@ module rnic_ecpix5$core$rx_send$rw$f_start(d,q,clock);
        q <= d;
     end
 
-endmodule // rnic_ecpix5$core$rx_send$rw$f_start
+endmodule // rnic_ecpix5$core$rx_send$rw$fill0$f_start
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1(clock,reset,start,s_addr,s_n,s_qp,s_start,s_slot,smask,kill,req_valid,req_ready,req_addr,req_len,issued,cpl_valid,cpl_data,cpl_keep,cpl_last,mine,take,wr_en,wr_qp,wr_slot,wr_word,wr_data,busy,qp,n,done,good,pf_end,ack);
+
+    // Module arguments
+    input wire  clock;
+    input wire  reset;
+    input wire  start;
+    input wire  [63:0] s_addr;
+    input wire  [7:0] s_n;
+    input wire  [5:0] s_qp;
+    input wire  [31:0] s_start;
+    input wire  [7:0] s_slot;
+    input wire  [7:0] smask;
+    input wire  kill;
+    output reg  req_valid;
+    input wire  req_ready;
+    output reg  [63:0] req_addr;
+    output reg  [15:0] req_len;
+    output reg  issued;
+    input wire  cpl_valid;
+    input wire  [63:0] cpl_data;
+    input wire  [3:0] cpl_keep;
+    input wire  cpl_last;
+    input wire  mine;
+    output reg  take;
+    output reg  wr_en;
+    output reg  [5:0] wr_qp;
+    output reg  [7:0] wr_slot;
+    output reg  [2:0] wr_word;
+    output reg  [127:0] wr_data;
+    output reg  busy;
+    output reg  [5:0] qp;
+    output reg  [7:0] n;
+    output reg  done;
+    output reg  good;
+    output reg  [31:0] pf_end;
+    input wire  ack;
+
+    // Stub signals
+    reg  f_busy$d;
+    wire  f_busy$q;
+    reg  f_busy$clock;
+    reg  f_req$d;
+    wire  f_req$q;
+    reg  f_req$clock;
+    reg  f_done$d;
+    wire  f_done$q;
+    reg  f_done$clock;
+    reg  f_bad$d;
+    wire  f_bad$q;
+    reg  f_bad$clock;
+    reg  f_kill$d;
+    wire  f_kill$q;
+    reg  f_kill$clock;
+    reg  [63:0] f_addr$d;
+    wire  [63:0] f_addr$q;
+    reg  f_addr$clock;
+    reg  [15:0] f_len$d;
+    wire  [15:0] f_len$q;
+    reg  f_len$clock;
+    reg  [5:0] f_qp$d;
+    wire  [5:0] f_qp$q;
+    reg  f_qp$clock;
+    reg  [31:0] f_start$d;
+    wire  [31:0] f_start$q;
+    reg  f_start$clock;
+    reg  [7:0] f_n$d;
+    wire  [7:0] f_n$q;
+    reg  f_n$clock;
+    reg  [7:0] f_slot$d;
+    wire  [7:0] f_slot$q;
+    reg  f_slot$clock;
+    reg  [3:0] f_beat$d;
+    wire  [3:0] f_beat$q;
+    reg  f_beat$clock;
+    reg  [11:0] f_cnt$d;
+    wire  [11:0] f_cnt$q;
+    reg  f_cnt$clock;
+    reg  [11:0] f_lim$d;
+    wire  [11:0] f_lim$q;
+    reg  f_lim$clock;
+    reg  [63:0] f_even$d;
+    wire  [63:0] f_even$q;
+    reg  f_even$clock;
+
+    // Sub module instances
+    rnic_ecpix5$core$rx_send$rw$fill1$f_busy f_busy(
+        .d(f_busy$d),
+        .q(f_busy$q),
+        .clock(f_busy$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_req f_req(
+        .d(f_req$d),
+        .q(f_req$q),
+        .clock(f_req$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_done f_done(
+        .d(f_done$d),
+        .q(f_done$q),
+        .clock(f_done$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_bad f_bad(
+        .d(f_bad$d),
+        .q(f_bad$q),
+        .clock(f_bad$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_kill f_kill(
+        .d(f_kill$d),
+        .q(f_kill$q),
+        .clock(f_kill$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_addr f_addr(
+        .d(f_addr$d),
+        .q(f_addr$q),
+        .clock(f_addr$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_len f_len(
+        .d(f_len$d),
+        .q(f_len$q),
+        .clock(f_len$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_qp f_qp(
+        .d(f_qp$d),
+        .q(f_qp$q),
+        .clock(f_qp$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_start f_start(
+        .d(f_start$d),
+        .q(f_start$q),
+        .clock(f_start$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_n f_n(
+        .d(f_n$d),
+        .q(f_n$q),
+        .clock(f_n$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_slot f_slot(
+        .d(f_slot$d),
+        .q(f_slot$q),
+        .clock(f_slot$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_beat f_beat(
+        .d(f_beat$d),
+        .q(f_beat$q),
+        .clock(f_beat$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_cnt f_cnt(
+        .d(f_cnt$d),
+        .q(f_cnt$q),
+        .clock(f_cnt$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_lim f_lim(
+        .d(f_lim$d),
+        .q(f_lim$q),
+        .clock(f_lim$clock)
+    );
+    rnic_ecpix5$core$rx_send$rw$fill1$f_even f_even(
+        .d(f_even$d),
+        .q(f_even$q),
+        .clock(f_even$clock)
+    );
+
+    // Update code
+    always @(*) begin
+        f_busy$clock = clock;
+    end
+    always @(*) begin
+        f_req$clock = clock;
+    end
+    always @(*) begin
+        f_done$clock = clock;
+    end
+    always @(*) begin
+        f_bad$clock = clock;
+    end
+    always @(*) begin
+        f_kill$clock = clock;
+    end
+    always @(*) begin
+        f_addr$clock = clock;
+    end
+    always @(*) begin
+        f_len$clock = clock;
+    end
+    always @(*) begin
+        f_qp$clock = clock;
+    end
+    always @(*) begin
+        f_start$clock = clock;
+    end
+    always @(*) begin
+        f_n$clock = clock;
+    end
+    always @(*) begin
+        f_slot$clock = clock;
+    end
+    always @(*) begin
+        f_beat$clock = clock;
+    end
+    always @(*) begin
+        f_cnt$clock = clock;
+    end
+    always @(*) begin
+        f_lim$clock = clock;
+    end
+    always @(*) begin
+        f_even$clock = clock;
+    end
+    always @(*) begin
+        f_busy$d = f_busy$q;
+        if (f_done$q & ack) begin
+            f_busy$d = 1'b0;
+        end
+        if (start) begin
+            f_busy$d = 1'b1;
+        end
+        if (reset) begin
+            f_busy$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_req$d = f_req$q;
+        if (issued) begin
+            f_req$d = 1'b0;
+        end
+        if (start) begin
+            f_req$d = 1'b1;
+        end
+        if (reset) begin
+            f_req$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_done$d = f_done$q;
+        if (take) begin
+            if (cpl_last) begin
+                f_done$d = 1'b1;
+            end
+        end
+        if (f_done$q & ack) begin
+            f_done$d = 1'b0;
+        end
+        if (start) begin
+            f_done$d = 1'b0;
+        end
+        if (reset) begin
+            f_done$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_bad$d = f_bad$q;
+        if (take) begin
+            if (cpl_last) begin
+                if (((f_cnt$q + 12'h1) != f_lim$q) | (cpl_keep != 4'h8)) begin
+                    f_bad$d = 1'b1;
+                end
+            end
+        end
+        if (start) begin
+            f_bad$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_kill$d = f_kill$q;
+        if (kill & f_busy$q) begin
+            f_kill$d = 1'b1;
+        end
+        if (start) begin
+            f_kill$d = 1'b0;
+        end
+    end
+    always @(*) begin
+        f_addr$d = f_addr$q;
+        if (start) begin
+            f_addr$d = s_addr;
+        end
+    end
+    always @(*) begin
+        f_len$d = f_len$q;
+        if (start) begin
+            f_len$d = {{8{1'b0}}, s_n} << 32'h7;
+        end
+    end
+    always @(*) begin
+        f_qp$d = f_qp$q;
+        if (start) begin
+            f_qp$d = s_qp;
+        end
+    end
+    always @(*) begin
+        f_start$d = f_start$q;
+        if (start) begin
+            f_start$d = s_start;
+        end
+    end
+    always @(*) begin
+        f_n$d = f_n$q;
+        if (start) begin
+            f_n$d = s_n;
+        end
+    end
+    always @(*) begin
+        f_slot$d = f_slot$q;
+        if (take) begin
+            if (f_beat$q == 4'hf) begin
+                f_slot$d = (f_slot$q + 8'h1) & smask;
+            end
+        end
+        if (start) begin
+            f_slot$d = s_slot;
+        end
+    end
+    always @(*) begin
+        f_beat$d = f_beat$q;
+        if (take) begin
+            f_beat$d = f_beat$q + 4'h1;
+        end
+        if (start) begin
+            f_beat$d = 4'h0;
+        end
+    end
+    always @(*) begin
+        f_cnt$d = f_cnt$q;
+        if (take) begin
+            f_cnt$d = f_cnt$q + 12'h1;
+        end
+        if (start) begin
+            f_cnt$d = 12'h0;
+        end
+    end
+    always @(*) begin
+        f_lim$d = f_lim$q;
+        if (start) begin
+            f_lim$d = {{4{1'b0}}, s_n} << 32'h4;
+        end
+    end
+    always @(*) begin
+        f_even$d = f_even$q;
+        if (take) begin
+            f_even$d = cpl_data;
+        end
+    end
+    always @(*) begin
+        req_valid = f_req$q;
+    end
+    always @(*) begin
+        req_addr = f_addr$q;
+    end
+    always @(*) begin
+        req_len = f_len$q;
+    end
+    always @(*) begin
+        issued = f_req$q & req_ready;
+    end
+    always @(*) begin
+        busy = f_busy$q;
+    end
+    always @(*) begin
+        qp = f_qp$q;
+    end
+    always @(*) begin
+        n = f_n$q;
+    end
+    always @(*) begin
+        done = f_done$q;
+    end
+    always @(*) begin
+        good = ~f_kill$q & ~f_bad$q;
+    end
+    always @(*) begin
+        pf_end = f_start$q + {{24{1'b0}}, f_n$q};
+    end
+    always @(*) begin
+        take = f_busy$q & ~f_req$q & ~f_done$q & cpl_valid & mine;
+    end
+    always @(*) begin
+        wr_qp = f_qp$q;
+    end
+    always @(*) begin
+        wr_slot = f_slot$q;
+    end
+    always @(*) begin
+        wr_word = f_beat$q[(32'h1)+:(3)];
+    end
+    always @(*) begin
+        wr_data = ({{64{1'b0}}, cpl_data} << 32'h40) | {{64{1'b0}}, f_even$q};
+    end
+    always @(*) begin
+        wr_en = 1'b0;
+        if (take) begin
+            wr_en = f_beat$q[32'h0] & (f_cnt$q < f_lim$q);
+        end
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_addr(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_addr
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_bad(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_bad
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_beat(d,q,clock);
+
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_beat
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_busy(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_busy
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_cnt(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_cnt
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_done(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_done
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_even(d,q,clock);
+
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_even
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_kill(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_kill
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_len(d,q,clock);
+
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_len
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_lim(d,q,clock);
+
+    // Module arguments
+    input wire  [11:0] d;
+    output reg  [11:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 12'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_lim
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_n(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_n
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_qp(d,q,clock);
+
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_qp
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_req(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_req
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_slot(d,q,clock);
+
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_slot
+
+
+module rnic_ecpix5$core$rx_send$rw$fill1$f_start(d,q,clock);
+
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$fill1$f_start
 
 
 module rnic_ecpix5$core$rx_send$rw$flag(d,q,clock);
@@ -59812,6 +60955,25 @@ module rnic_ecpix5$core$rx_send$rw$idx(d,q,clock);
     end
 
 endmodule // rnic_ecpix5$core$rx_send$rw$idx
+
+
+module rnic_ecpix5$core$rx_send$rw$m_sel(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$m_sel
 
 
 module rnic_ecpix5$core$rx_send$rw$msn(d,q,clock);
@@ -59965,6 +61127,25 @@ module rnic_ecpix5$core$rx_send$rw$ram(read_address,read_clock,read_data,write_a
     end
 
 endmodule // rnic_ecpix5$core$rx_send$rw$ram
+
+
+module rnic_ecpix5$core$rx_send$rw$rq_sel(d,q,clock);
+
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$rx_send$rw$rq_sel
 
 
 module rnic_ecpix5$core$rx_send$rw$state(d,q,clock);

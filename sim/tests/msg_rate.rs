@@ -54,6 +54,41 @@ fn msg_rate_smoke() {
     }
 }
 
+/// 8 QPs of inline 64-octet Sends, 64 outstanding each: A sends at about
+/// the wire's pace, and B's receive path (`send_place` about 20 clocks a
+/// Send, `recv_wqe` reading receive WQEs ahead with two reads in flight)
+/// keeps up: no frame is dropped, so nothing is replayed. (With one
+/// receive-WQE read in flight B's RX FIFO overflowed within these 512
+/// Sends.) Counts, not rates: the run is the same cycle for cycle on any
+/// machine.
+#[test]
+fn inline_sends_over_8_qps_drop_nothing() {
+    let r = run(&MsgRateConfig {
+        op: MsgOp::Send,
+        qps: 8,
+        messages: 64,
+        size: 64,
+        sq_depth: 64,
+        rq_depth: 128,
+        seed: 1,
+        budget: 400_000,
+        dma_log: false,
+        vcd: None,
+        read_latency: None,
+        timing: Timing::DATAPATH,
+        inline: true,
+    })
+    .unwrap_or_else(|err| panic!("inline Sends × 8 QPs: {err}"));
+    println!("{}", r.line());
+    assert_eq!(r.messages, 512);
+    assert_eq!(
+        (r.b_drops, r.fast_retx, r.replays),
+        (0, 0, 0),
+        "B dropped frames (RX FIFO overflow) and A replayed them"
+    );
+    assert_eq!(r.data_frames, r.messages, "one frame per message");
+}
+
 #[test]
 #[ignore]
 fn msg_rate_64b() {
@@ -79,9 +114,6 @@ fn msg_rate_64b() {
         (MsgOp::Send, 8, None, b),
     ];
     // Then the datapath's four runs again with every message inline.
-    // (Inline Sends over 8 QPs come faster than B places them: B's RX
-    // FIFO overflows and the sender's go-back-N replays recover the
-    // frames; the run measures that, docs/sim.md "Message rate".)
     let runs = runs
         .iter()
         .map(|&(op, q, l, t)| (op, q, l, t, false))

@@ -11,6 +11,7 @@
 pub mod cpl_write;
 pub mod rd_track;
 pub mod recv_wqe;
+pub mod recv_wqe_fill;
 pub mod rx_send;
 pub mod send_cpl;
 pub mod send_place;
