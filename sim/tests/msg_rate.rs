@@ -55,7 +55,7 @@ fn msg_rate_smoke() {
 }
 
 /// 8 QPs of inline 64-octet Sends, 64 outstanding each: A sends at about
-/// the wire's pace, and B's receive path (`send_place` about 20 clocks a
+/// the wire's pace, and B's receive path (`send_place` about 21 clocks a
 /// Send, `recv_wqe` reading receive WQEs ahead with two reads in flight)
 /// keeps up: no frame is dropped, so nothing is replayed. (With one
 /// receive-WQE read in flight B's RX FIFO overflowed within these 512

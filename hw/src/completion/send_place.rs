@@ -85,9 +85,9 @@
 //!   ([`CMD_CPL_AFTER_BIT`]) and queued in the same clock as the WQE's
 //!   advance (`adv_*`), or, after a Send with Invalidate's invalidation, by
 //!   a command of its own ([`CMD_CPL`]); the control stage goes on to the
-//!   next segment at once. A one-piece Send takes the control stage 13
-//!   clocks plus the WQE's answer (5 when `recv_wqe` holds it) and the TPT's
-//!   (`SChk`/`SRes`). It waits for the data stage to be idle (every command
+//!   next segment at once. A one-piece Send takes the control stage 10
+//!   clocks of its own plus the WQE's answer (6 when `recv_wqe` holds it)
+//!   and the TPT's (`SChk`/`SRes`, 5). It waits for the data stage to be idle (every command
 //!   done) only before a Terminate request, an error completion, a received
 //!   Terminate's report.
 //! * **data** (`dstate`): per piece a DMA write header, then its beats
@@ -101,8 +101,8 @@
 //!
 //! Measured (`cargo test --release -p rnic-hw --lib full_size_segments --
 //! --nocapture`, every input offered, DMA always ready, TPT at its 4-clock
-//! latency): 182.0 clocks per 1436-octet Send segment (MTU 1500; the wire
-//! takes 192.2) and 1,118.5 per 8936-octet one (MTU 9000; wire 1,129.8).
+//! latency): 181.9 clocks per 1436-octet Send segment (MTU 1500; the wire
+//! takes 192.2) and 1,118.3 per 8936-octet one (MTU 9000; wire 1,129.8).
 
 use crate::common::fifo::Fifo;
 use crate::common::k;
