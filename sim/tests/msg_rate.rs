@@ -57,10 +57,10 @@ fn msg_rate_smoke() {
 /// 8 QPs of inline 64-octet Sends, 64 outstanding each: A sends at about
 /// the wire's pace, and B's receive path (`send_place` about 21 clocks a
 /// Send, `recv_wqe` reading receive WQEs ahead with two reads in flight)
-/// keeps up: no frame is dropped, so nothing is replayed. (With one
-/// receive-WQE read in flight B's RX FIFO overflowed within these 512
-/// Sends.) Counts, not rates: the run is the same cycle for cycle on any
-/// machine.
+/// keeps up: no frame is dropped, so nothing is replayed. (A B that places
+/// Sends more slowly than A sends them, as with one receive-WQE read in
+/// flight, overflows its RX FIFO within these 512 Sends.) Counts, not
+/// rates: the run is the same cycle for cycle on any machine.
 #[test]
 fn inline_sends_over_8_qps_drop_nothing() {
     let r = run(&MsgRateConfig {
