@@ -7,7 +7,7 @@ RV_TARGET  := riscv32im-unknown-none-elf
 RTL        := hw/generated/rnic_core.v
 SIM_ARGS   ?=
 
-.PHONY: all sim test deps deps-fpga fmt-check clippy unit-build unit tshark-check firmware-elf lint rtl bench soak interop bitstream bitstream-fw flash fw-load fw-log debug-sim clean
+.PHONY: all sim test deps deps-fpga fmt-check clippy unit tshark-check firmware-elf lint rtl bench soak interop bitstream bitstream-fw flash fw-load fw-log debug-sim clean
 
 all: test
 
@@ -20,11 +20,7 @@ sim: deps
 	$(CARGO) run --release -p rnic-sim -- run $(SIM_ARGS)
 
 ## Every test, lint and format check; what CI runs.
-## The test binaries are built before clippy runs: that build compiles
-## rnic-hw's unit tests (one rustc on one core, about 11 minutes from scratch)
-## while the Verilator models' C++ (build scripts, the other core) compiles
-## beside it; clippy then finds the models built and only checks.
-test: deps fmt-check unit-build clippy lint unit tshark-check firmware-elf
+test: deps fmt-check clippy lint unit tshark-check firmware-elf
 	@echo "make test: all checks passed"
 
 deps:
@@ -38,10 +34,6 @@ fmt-check:
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-
-## Builds every test binary (what `unit` runs), running nothing.
-unit-build: deps
-	$(CARGO) nextest run --workspace --no-run
 
 ## Every test binary's tests through cargo-nextest: each test in its own
 ## process, tests of different binaries side by side (a binary's one long
