@@ -34011,6 +34011,9 @@ module rnic_core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_last,vali
     output reg  drained;
     output reg  slot;
 
+    // Constant declarations
+    localparam  c_slot_mask = 1'b1;
+
     // Stub signals
     reg  rd_slot$d;
     wire  rd_slot$q;
@@ -34069,7 +34072,7 @@ module rnic_core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_last,vali
         if (ov$q & ~ready) begin
         end
         else if (ov$q & ram_last) begin
-            rd_slot$d = rd_slot$q + 1'h1;
+            rd_slot$d = (rd_slot$q + 1'h1) & c_slot_mask;
         end
         if (reset) begin
             rd_slot$d = 1'h0;
@@ -61782,7 +61785,7 @@ module rnic_core$tx_framer(clock,reset,desc_valid,desc_ready,desc_dst_mac,desc_s
     reg  dq$read;
     wire  [518:0] dq$data_out;
     wire  dq$empty;
-    wire  [2:0] dq$count;
+    wire  [3:0] dq$count;
 
     // Local signals
     reg  [518:0] dq_in;
@@ -61913,7 +61916,7 @@ module rnic_core$tx_framer(clock,reset,desc_valid,desc_ready,desc_dst_mac,desc_s
         dq$reset = reset;
     end
     always @(*) begin
-        use_q = dq_on & (dq$count != 3'h0);
+        use_q = dq_on & (dq$count != 4'h0);
     end
     always @(*) begin
         dq_h = dq_in;
@@ -62303,35 +62306,35 @@ module rnic_core$tx_framer$dq(clock,reset,write,data_in,full,read,data_out,empty
     input wire  read;
     output reg  [518:0] data_out;
     output reg  empty;
-    output reg  [2:0] count;
+    output reg  [3:0] count;
 
     // Constant declarations
-    localparam  depth = 3'b100;
-    localparam  amask = 2'b11;
+    localparam  depth = 4'h8;
+    localparam  amask = 3'b111;
 
     // Stub signals
-    reg  [1:0] ram$read_address;
+    reg  [2:0] ram$read_address;
     reg  ram$read_clock;
     wire  [518:0] ram$read_data;
-    reg  [1:0] ram$write_address;
+    reg  [2:0] ram$write_address;
     reg  ram$write_clock;
     reg  [518:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [2:0] wr_ptr$d;
-    wire  [2:0] wr_ptr$q;
+    reg  [3:0] wr_ptr$d;
+    wire  [3:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [2:0] wr_ptr_d$d;
-    wire  [2:0] wr_ptr_d$q;
+    reg  [3:0] wr_ptr_d$d;
+    wire  [3:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [2:0] rd_ptr$d;
-    wire  [2:0] rd_ptr$q;
+    reg  [3:0] rd_ptr$d;
+    wire  [3:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [2:0] rd_next;
-    reg  [2:0] used;
-    reg  [1:0] rd_a;
-    reg  [1:0] wr_a;
+    reg  [3:0] rd_next;
+    reg  [3:0] used;
+    reg  [2:0] rd_a;
+    reg  [2:0] wr_a;
 
     // Sub module instances
     rnic_core$tx_framer$dq$ram ram(
@@ -62372,24 +62375,24 @@ module rnic_core$tx_framer$dq(clock,reset,write,data_in,full,read,data_out,empty
     always @(*) begin
         wr_ptr$d = wr_ptr$q;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 3'h1;
+            wr_ptr$d = wr_ptr$q + 4'h1;
         end
         if (reset) begin
-            wr_ptr$d = 3'h0;
+            wr_ptr$d = 4'h0;
         end
     end
     always @(*) begin
         wr_ptr_d$d = wr_ptr_d$q;
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr_d$d = 3'h0;
+            wr_ptr_d$d = 4'h0;
         end
     end
     always @(*) begin
         rd_ptr$d = rd_ptr$q;
         rd_ptr$d = rd_next;
         if (reset) begin
-            rd_ptr$d = 3'h0;
+            rd_ptr$d = 4'h0;
         end
     end
     always @(*) begin
@@ -62413,11 +62416,11 @@ module rnic_core$tx_framer$dq(clock,reset,write,data_in,full,read,data_out,empty
     always @(*) begin
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 3'h1;
+            rd_next = rd_ptr$q + 4'h1;
         end
     end
     always @(*) begin
-        rd_a = rd_next[(32'h0)+:(2)] & amask;
+        rd_a = rd_next[(32'h0)+:(3)] & amask;
     end
     always @(*) begin
         ram$read_address = rd_a;
@@ -62426,7 +62429,7 @@ module rnic_core$tx_framer$dq(clock,reset,write,data_in,full,read,data_out,empty
         data_out = ram$read_data;
     end
     always @(*) begin
-        wr_a = wr_ptr$q[(32'h0)+:(2)] & amask;
+        wr_a = wr_ptr$q[(32'h0)+:(3)] & amask;
     end
     always @(*) begin
         ram$write_address = wr_a;
@@ -62444,16 +62447,16 @@ endmodule // rnic_core$tx_framer$dq
 module rnic_core$tx_framer$dq$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [1:0] read_address;
+    input wire  [2:0] read_address;
     input wire  read_clock;
     output reg  [518:0] read_data;
-    input wire  [1:0] write_address;
+    input wire  [2:0] write_address;
     input wire  write_clock;
     input wire  [518:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[518:0] mem[3:0];
+    reg[518:0] mem[7:0];
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -62470,13 +62473,13 @@ endmodule // rnic_core$tx_framer$dq$ram
 module rnic_core$tx_framer$dq$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -62489,13 +62492,13 @@ endmodule // rnic_core$tx_framer$dq$rd_ptr
 module rnic_core$tx_framer$dq$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -62508,13 +62511,13 @@ endmodule // rnic_core$tx_framer$dq$wr_ptr
 module rnic_core$tx_framer$dq$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -68932,7 +68935,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     input wire  dma_rd_cpl_valid;
     input wire  [63:0] dma_rd_cpl_data;
     input wire  [3:0] dma_rd_cpl_keep;
-    // Unused on purpose: the low 2 bits of a payload tag name the reorder slot; the range bits are the arbiter's.
+    // Unused on purpose: the low 3 bits of a payload tag name the reorder slot; the range bits are the arbiter's.
     /* verilator lint_off UNUSEDSIGNAL */
     input wire  [7:0] dma_rd_cpl_tag;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -69037,6 +69040,8 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     localparam  c_min_mulpdu = 16'h40;
     localparam  c_qp_op_err = 8'h2;
     localparam  c_short = 32'h200;
+    localparam  c_slots = 4'h8;
+    localparam  c_slot_mask = 3'b111;
     localparam  c_seg_read = 32'h1000;
 
     // Enums
@@ -69231,16 +69236,16 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  [1:0] pbeat$d;
     wire  [1:0] pbeat$q;
     reg  pbeat$clock;
-    reg  [2:0] outst$d;
-    wire  [2:0] outst$q;
+    reg  [3:0] outst$d;
+    wire  [3:0] outst$q;
     reg  outst$clock;
-    reg  [2:0] unst$d;
-    wire  [2:0] unst$q;
+    reg  [3:0] unst$d;
+    wire  [3:0] unst$q;
     reg  unst$clock;
-    reg  [10:0] pbuf$read_address;
+    reg  [11:0] pbuf$read_address;
     reg  pbuf$read_clock;
     wire  [68:0] pbuf$read_data;
-    reg  [10:0] pbuf$write_address;
+    reg  [11:0] pbuf$write_address;
     reg  pbuf$write_clock;
     reg  [68:0] pbuf$write_data;
     reg  pbuf$write_enable;
@@ -69248,14 +69253,14 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  drain$reset;
     reg  drain$busy;
     reg  [9:0] drain$written;
-    wire  [10:0] drain$ram_addr;
+    wire  [11:0] drain$ram_addr;
     reg  drain$ram_last;
     wire  drain$valid;
     reg  drain$ready;
     wire  drain$drained;
-    wire  [1:0] drain$slot;
-    reg  [1:0] wr_slot$d;
-    wire  [1:0] wr_slot$q;
+    wire  [2:0] drain$slot;
+    reg  [2:0] wr_slot$d;
+    wire  [2:0] wr_slot$q;
     reg  wr_slot$clock;
     reg  [9:0] wc0$d;
     wire  [9:0] wc0$q;
@@ -69269,6 +69274,18 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  [9:0] wc3$d;
     wire  [9:0] wc3$q;
     reg  wc3$clock;
+    reg  [9:0] wc4$d;
+    wire  [9:0] wc4$q;
+    reg  wc4$clock;
+    reg  [9:0] wc5$d;
+    wire  [9:0] wc5$q;
+    reg  wc5$clock;
+    reg  [9:0] wc6$d;
+    wire  [9:0] wc6$q;
+    reg  wc6$clock;
+    reg  [9:0] wc7$d;
+    wire  [9:0] wc7$q;
+    reg  wc7$clock;
     reg  [63:0] pa$d;
     wire  [63:0] pa$q;
     reg  pa$clock;
@@ -69278,8 +69295,8 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  pdone$d;
     wire  pdone$q;
     reg  pdone$clock;
-    reg  [3:0] sfin$d;
-    wire  [3:0] sfin$q;
+    reg  [7:0] sfin$d;
+    wire  [7:0] sfin$q;
     reg  sfin$clock;
     reg  [31:0] n_segs$d;
     wire  [31:0] n_segs$q;
@@ -69328,11 +69345,16 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     reg  d_ok;
     reg  r_ok;
     reg  rr_mode;
-    reg  [1:0] cslot;
+    reg  [2:0] cslot;
+    // Unused on purpose: the slot flags shifted by the head slot: only bit 0 (the head's) is read.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [7:0] sfin_sh;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [7:0] wr_bit;
     reg  [9:0] cwc;
     reg  req_fire;
-    reg  [2:0] outst_next;
-    reg  [2:0] unst_next;
+    reg  [3:0] outst_next;
+    reg  [3:0] unst_next;
     reg  [255:0] rr_in;
     reg  [31:0] len;
     reg  sol;
@@ -69671,6 +69693,26 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         .q(wc3$q),
         .clock(wc3$clock)
     );
+    rnic_core$tx_seg$wc4 wc4(
+        .d(wc4$d),
+        .q(wc4$q),
+        .clock(wc4$clock)
+    );
+    rnic_core$tx_seg$wc5 wc5(
+        .d(wc5$d),
+        .q(wc5$q),
+        .clock(wc5$clock)
+    );
+    rnic_core$tx_seg$wc6 wc6(
+        .d(wc6$d),
+        .q(wc6$q),
+        .clock(wc6$clock)
+    );
+    rnic_core$tx_seg$wc7 wc7(
+        .d(wc7$d),
+        .q(wc7$q),
+        .clock(wc7$clock)
+    );
     rnic_core$tx_seg$pa pa(
         .d(pa$d),
         .q(pa$q),
@@ -69803,6 +69845,18 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         wc3$clock = clock;
     end
     always @(*) begin
+        wc4$clock = clock;
+    end
+    always @(*) begin
+        wc5$clock = clock;
+    end
+    always @(*) begin
+        wc6$clock = clock;
+    end
+    always @(*) begin
+        wc7$clock = clock;
+    end
+    always @(*) begin
         pa$clock = clock;
     end
     always @(*) begin
@@ -69897,7 +69951,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         case (st$q)
             SegState$Idle:
                 begin
-                    if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
+                    if (xs_req & (outst$q == 4'h0) & ~rr_pending$q) begin
                         st$d = SegState$XLoad;
                     end
                     else if (wqe_valid & cq_room & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
@@ -69960,18 +70014,20 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                 end
             SegState$Fin:
                 begin
-                    st$d = SegState$Pop;
-                    if (wqe_flags[32'h0]) begin
+                    if (wqe_flags[32'h0] | |status$q) begin
                         st$d = SegState$Cpl;
                     end
-                    if (|status$q) begin
-                        st$d = SegState$Cpl;
+                    else begin
+                        st$d = SegState$Idle;
                     end
                 end
             SegState$Cpl:
                 begin
                     if (cq_ready) begin
-                        st$d = SegState$Pop;
+                        st$d = SegState$Idle;
+                        if (status$q == c_prot_err) begin
+                            st$d = SegState$Off;
+                        end
                     end
                 end
             SegState$Pop:
@@ -70010,6 +70066,9 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                     end
                     else begin
                         st$d = SegState$PSel;
+                        if (sk$q == wqe_num_sge[(32'h0)+:(3)] - 3'h1) begin
+                            st$d = SegState$Chk;
+                        end
                         if (wqe_inl) begin
                             st$d = SegState$Seg;
                         end
@@ -71544,34 +71603,34 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         outst$d = outst$q;
         outst$d = outst_next;
         if (reset) begin
-            outst$d = 3'h0;
+            outst$d = 4'h0;
         end
     end
     always @(*) begin
         unst$d = unst$q;
         unst$d = unst_next;
         if (reset) begin
-            unst$d = 3'h0;
+            unst$d = 4'h0;
         end
     end
     always @(*) begin
         wr_slot$d = wr_slot$q;
         if (req_fire) begin
-            wr_slot$d = wr_slot$q + 2'h1;
+            wr_slot$d = (wr_slot$q + 3'h1) & c_slot_mask;
         end
         if (reset) begin
-            wr_slot$d = 2'h0;
+            wr_slot$d = 3'h0;
         end
     end
     always @(*) begin
         wc0$d = wc0$q;
         if (dma_rd_cpl_valid) begin
-            if (cslot == 2'h0) begin
+            if (cslot == 3'h0) begin
                 wc0$d = wc0$q + 10'h1;
             end
         end
         if (req_fire) begin
-            if (wr_slot$q == 2'h0) begin
+            if (wr_slot$q == 3'h0) begin
                 wc0$d = 10'h0;
             end
         end
@@ -71579,12 +71638,12 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     always @(*) begin
         wc1$d = wc1$q;
         if (dma_rd_cpl_valid) begin
-            if (cslot == 2'h1) begin
+            if (cslot == 3'h1) begin
                 wc1$d = wc1$q + 10'h1;
             end
         end
         if (req_fire) begin
-            if (wr_slot$q == 2'h1) begin
+            if (wr_slot$q == 3'h1) begin
                 wc1$d = 10'h0;
             end
         end
@@ -71592,12 +71651,12 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     always @(*) begin
         wc2$d = wc2$q;
         if (dma_rd_cpl_valid) begin
-            if (cslot == 2'h2) begin
+            if (cslot == 3'h2) begin
                 wc2$d = wc2$q + 10'h1;
             end
         end
         if (req_fire) begin
-            if (wr_slot$q == 2'h2) begin
+            if (wr_slot$q == 3'h2) begin
                 wc2$d = 10'h0;
             end
         end
@@ -71605,13 +71664,65 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     always @(*) begin
         wc3$d = wc3$q;
         if (dma_rd_cpl_valid) begin
-            if (cslot == 2'h3) begin
+            if (cslot == 3'h3) begin
                 wc3$d = wc3$q + 10'h1;
             end
         end
         if (req_fire) begin
-            if (wr_slot$q == 2'h3) begin
+            if (wr_slot$q == 3'h3) begin
                 wc3$d = 10'h0;
+            end
+        end
+    end
+    always @(*) begin
+        wc4$d = wc4$q;
+        if (dma_rd_cpl_valid) begin
+            if (cslot == 3'h4) begin
+                wc4$d = wc4$q + 10'h1;
+            end
+        end
+        if (req_fire) begin
+            if (wr_slot$q == 3'h4) begin
+                wc4$d = 10'h0;
+            end
+        end
+    end
+    always @(*) begin
+        wc5$d = wc5$q;
+        if (dma_rd_cpl_valid) begin
+            if (cslot == 3'h5) begin
+                wc5$d = wc5$q + 10'h1;
+            end
+        end
+        if (req_fire) begin
+            if (wr_slot$q == 3'h5) begin
+                wc5$d = 10'h0;
+            end
+        end
+    end
+    always @(*) begin
+        wc6$d = wc6$q;
+        if (dma_rd_cpl_valid) begin
+            if (cslot == 3'h6) begin
+                wc6$d = wc6$q + 10'h1;
+            end
+        end
+        if (req_fire) begin
+            if (wr_slot$q == 3'h6) begin
+                wc6$d = 10'h0;
+            end
+        end
+    end
+    always @(*) begin
+        wc7$d = wc7$q;
+        if (dma_rd_cpl_valid) begin
+            if (cslot == 3'h7) begin
+                wc7$d = wc7$q + 10'h1;
+            end
+        end
+        if (req_fire) begin
+            if (wr_slot$q == 3'h7) begin
+                wc7$d = 10'h0;
             end
         end
     end
@@ -71640,17 +71751,9 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     always @(*) begin
         sfin$d = sfin$q;
         if (req_fire) begin
-            if (wr_slot$q == 2'h0) begin
-                sfin$d = {sfin$q[3:1], pay_fin};
-            end
-            if (wr_slot$q == 2'h1) begin
-                sfin$d = {sfin$q[3:2], pay_fin, sfin$q[0]};
-            end
-            if (wr_slot$q == 2'h2) begin
-                sfin$d = {sfin$q[3], pay_fin, sfin$q[1:0]};
-            end
-            if (wr_slot$q == 2'h3) begin
-                sfin$d = {pay_fin, sfin$q[2:0]};
+            sfin$d = sfin$q & ~wr_bit;
+            if (pay_fin) begin
+                sfin$d = sfin$q | wr_bit;
             end
         end
     end
@@ -72230,9 +72333,17 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                 end
             SegState$Fin:
                 begin
+                    if (wqe_flags[32'h0] | |status$q) begin
+                    end
+                    else begin
+                        oqp$d = wqe_qp;
+                    end
                 end
             SegState$Cpl:
                 begin
+                    if (cq_ready) begin
+                        oqp$d = wqe_qp;
+                    end
                 end
             SegState$Pop:
                 begin
@@ -72330,7 +72441,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         case (st$q)
             SegState$Idle:
                 begin
-                    if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
+                    if (xs_req & (outst$q == 4'h0) & ~rr_pending$q) begin
                     end
                     else if (wqe_valid & cq_room & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
                     end
@@ -72751,7 +72862,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         case (st$q)
             SegState$Idle:
                 begin
-                    if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
+                    if (xs_req & (outst$q == 4'h0) & ~rr_pending$q) begin
                         state_ram$read_address = xs_qp;
                     end
                 end
@@ -73109,7 +73220,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         fits = fits_r$q & ~stop & ~hold;
     end
     always @(*) begin
-        quiet = (outst$q == 3'h0) & ~rr_pending$q & ~((st$q == SegState$Seg) & (desc_done$q | req_done$q));
+        quiet = (outst$q == 4'h0) & ~rr_pending$q & ~((st$q == SegState$Seg) & (desc_done$q | req_done$q));
     end
     always @(*) begin
         go = (st$q == SegState$Seg) & (ph$q == 3'h6);
@@ -73184,7 +73295,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         end
     end
     always @(*) begin
-        can_issue = ~rr_pending$q & (outst$q < 3'h4) & ((pl$q <= c_short) | (unst$q == 3'h0));
+        can_issue = ~rr_pending$q & (outst$q < c_slots) & ((pl$q <= c_short) | (unst$q == 4'h0));
     end
     always @(*) begin
         dma_rd_req_valid = (st$q == SegState$Seg) & wgo & need_req & ~rd_all & can_issue;
@@ -73196,13 +73307,17 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         dma_rd_req_len = pc_len[(32'h0)+:(16)];
     end
     always @(*) begin
-        dma_rd_req_tag = c_pay_tag | {{6{1'b0}}, wr_slot$q};
+        dma_rd_req_tag = c_pay_tag | {{5{1'b0}}, wr_slot$q};
     end
     always @(*) begin
         dma_rd_req_inl = wqe_inl;
     end
     always @(*) begin
         req_fire = dma_rd_req_valid & dma_rd_req_ready;
+    end
+    always @(*) begin
+        wr_bit = 8'h1;
+        wr_bit = wr_bit << wr_slot$q;
     end
     always @(*) begin
         d_ok = desc_done$q | (desc_valid & desc_ready);
@@ -73220,25 +73335,37 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         dma_rd_cpl_ready = 1'b1;
     end
     always @(*) begin
-        cslot = dma_rd_cpl_tag[(32'h0)+:(2)];
+        cslot = dma_rd_cpl_tag[(32'h0)+:(3)] & c_slot_mask;
     end
     always @(*) begin
         cwc = wc0$q;
-        if (cslot == 2'h1) begin
+        if (cslot == 3'h1) begin
             cwc = wc1$q;
         end
-        if (cslot == 2'h2) begin
+        if (cslot == 3'h2) begin
             cwc = wc2$q;
         end
-        if (cslot == 2'h3) begin
+        if (cslot == 3'h3) begin
             cwc = wc3$q;
+        end
+        if (cslot == 3'h4) begin
+            cwc = wc4$q;
+        end
+        if (cslot == 3'h5) begin
+            cwc = wc5$q;
+        end
+        if (cslot == 3'h6) begin
+            cwc = wc6$q;
+        end
+        if (cslot == 3'h7) begin
+            cwc = wc7$q;
         end
     end
     always @(*) begin
         pbuf$write_enable = dma_rd_cpl_valid;
     end
     always @(*) begin
-        pbuf$write_address = ({{9{1'b0}}, cslot} << 32'h9) | {{1{1'b0}}, (cwc & 10'h1ff)};
+        pbuf$write_address = ({{9{1'b0}}, (cslot & 3'h3)} << 32'ha) | ({{9{1'b0}}, (cslot >> 32'h2)} << 32'h9) | {{2{1'b0}}, (cwc & 10'h1ff)};
     end
     always @(*) begin
         pbuf$write_data = {dma_rd_cpl_last, dma_rd_cpl_keep, dma_rd_cpl_data};
@@ -73250,22 +73377,34 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         drain$reset = reset;
     end
     always @(*) begin
-        drain$busy = outst$q != 3'h0;
+        drain$busy = outst$q != 4'h0;
     end
     always @(*) begin
         drain$written = wc0$q;
-        if (drain$slot == 2'h1) begin
+        if (drain$slot == 3'h1) begin
             drain$written = wc1$q;
         end
-        if (drain$slot == 2'h2) begin
+        if (drain$slot == 3'h2) begin
             drain$written = wc2$q;
         end
-        if (drain$slot == 2'h3) begin
+        if (drain$slot == 3'h3) begin
             drain$written = wc3$q;
+        end
+        if (drain$slot == 3'h4) begin
+            drain$written = wc4$q;
+        end
+        if (drain$slot == 3'h5) begin
+            drain$written = wc5$q;
+        end
+        if (drain$slot == 3'h6) begin
+            drain$written = wc6$q;
+        end
+        if (drain$slot == 3'h7) begin
+            drain$written = wc7$q;
         end
     end
     always @(*) begin
-        pbuf$read_address = drain$ram_addr;
+        pbuf$read_address = (drain$ram_addr & 12'h1ff) | ((drain$ram_addr & 12'h600) << 32'h1) | ((drain$ram_addr & 12'h800) >> 32'h2);
     end
     always @(*) begin
         drain$ram_last = pbuf$read_data[32'h44];
@@ -73274,7 +73413,7 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         drain$ready = pay_ready;
     end
     always @(*) begin
-        rr_mode = rr_pending$q & (outst$q == 3'h0);
+        rr_mode = rr_pending$q & (outst$q == 4'h0);
     end
     always @(*) begin
         pay_valid = drain$valid;
@@ -73298,16 +73437,10 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
         end
     end
     always @(*) begin
-        sfin_h = sfin$q[32'h0];
-        if (drain$slot == 2'h1) begin
-            sfin_h = sfin$q[32'h1];
-        end
-        if (drain$slot == 2'h2) begin
-            sfin_h = sfin$q[32'h2];
-        end
-        if (drain$slot == 2'h3) begin
-            sfin_h = sfin$q[32'h3];
-        end
+        sfin_sh = sfin$q >> drain$slot;
+    end
+    always @(*) begin
+        sfin_h = sfin_sh[32'h0];
     end
     always @(*) begin
         pay_last = pbuf$read_data[32'h44] & sfin_h;
@@ -73318,19 +73451,19 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
     always @(*) begin
         outst_next = outst$q;
         if (req_fire) begin
-            outst_next = outst_next + 3'h1;
+            outst_next = outst_next + 4'h1;
         end
         if (drain$drained) begin
-            outst_next = outst_next - 3'h1;
+            outst_next = outst_next - 4'h1;
         end
     end
     always @(*) begin
         unst_next = unst$q;
         if (req_fire) begin
-            unst_next = unst_next + 3'h1;
+            unst_next = unst_next + 4'h1;
         end
         if (dma_rd_cpl_valid & (cwc == 10'h0)) begin
-            unst_next = unst_next - 3'h1;
+            unst_next = unst_next - 4'h1;
         end
     end
     always @(*) begin
@@ -73359,9 +73492,17 @@ module rnic_core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wqe_opcod
                 end
             SegState$Fin:
                 begin
+                    if (wqe_flags[32'h0] | |status$q) begin
+                    end
+                    else begin
+                        wqe_ready = 1'b1;
+                    end
                 end
             SegState$Cpl:
                 begin
+                    if (cq_ready) begin
+                        wqe_ready = 1'b1;
+                    end
                 end
             SegState$Pop:
                 begin
@@ -73938,16 +74079,19 @@ module rnic_core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,valid,r
     input wire  reset;
     input wire  busy;
     input wire  [9:0] written;
-    output reg  [10:0] ram_addr;
+    output reg  [11:0] ram_addr;
     input wire  ram_last;
     output reg  valid;
     input wire  ready;
     output reg  drained;
-    output reg  [1:0] slot;
+    output reg  [2:0] slot;
+
+    // Constant declarations
+    localparam  c_slot_mask = 3'b111;
 
     // Stub signals
-    reg  [1:0] rd_slot$d;
-    wire  [1:0] rd_slot$q;
+    reg  [2:0] rd_slot$d;
+    wire  [2:0] rd_slot$q;
     reg  rd_slot$clock;
     reg  [9:0] rcnt$d;
     wire  [9:0] rcnt$q;
@@ -73955,13 +74099,13 @@ module rnic_core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,valid,r
     reg  ov$d;
     wire  ov$q;
     reg  ov$clock;
-    reg  [10:0] cur_addr$d;
-    wire  [10:0] cur_addr$q;
+    reg  [11:0] cur_addr$d;
+    wire  [11:0] cur_addr$q;
     reg  cur_addr$clock;
 
     // Local signals
     reg  head_ok;
-    reg  [10:0] raddr;
+    reg  [11:0] raddr;
 
     // Sub module instances
     rnic_core$tx_seg$drain$rd_slot rd_slot(
@@ -74003,10 +74147,10 @@ module rnic_core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,valid,r
         if (ov$q & ~ready) begin
         end
         else if (ov$q & ram_last) begin
-            rd_slot$d = rd_slot$q + 2'h1;
+            rd_slot$d = (rd_slot$q + 3'h1) & c_slot_mask;
         end
         if (reset) begin
-            rd_slot$d = 2'h0;
+            rd_slot$d = 3'h0;
         end
     end
     always @(*) begin
@@ -74079,7 +74223,7 @@ module rnic_core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,valid,r
         end
     end
     always @(*) begin
-        raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | {{1{1'b0}}, (rcnt$q & 10'h1ff)};
+        raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | {{2{1'b0}}, (rcnt$q & 10'h1ff)};
     end
 
 endmodule // rnic_core$tx_seg$drain
@@ -74088,13 +74232,13 @@ endmodule // rnic_core$tx_seg$drain
 module rnic_core$tx_seg$drain$cur_addr(d,q,clock);
 
     // Module arguments
-    input wire  [10:0] d;
-    output reg  [10:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 11'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -74145,13 +74289,13 @@ endmodule // rnic_core$tx_seg$drain$rcnt
 module rnic_core$tx_seg$drain$rd_slot(d,q,clock);
 
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
 
     always @(posedge clock) begin
@@ -74525,13 +74669,13 @@ endmodule // rnic_core$tx_seg$oqp
 module rnic_core$tx_seg$outst(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -74582,16 +74726,16 @@ endmodule // rnic_core$tx_seg$pbeat
 module rnic_core$tx_seg$pbuf(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [10:0] read_address;
+    input wire  [11:0] read_address;
     input wire  read_clock;
     output reg  [68:0] read_data;
-    input wire  [10:0] write_address;
+    input wire  [11:0] write_address;
     input wire  write_clock;
     input wire  [68:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    reg[68:0] mem[2047:0];
+    reg[68:0] mem[4095:0];
 
     always @(posedge read_clock) begin
        read_data <= mem[read_address];
@@ -75027,13 +75171,13 @@ endmodule // rnic_core$tx_seg$seq_start
 module rnic_core$tx_seg$sfin(d,q,clock);
 
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 8'h0;
     end
 
     always @(posedge clock) begin
@@ -75228,13 +75372,13 @@ endmodule // rnic_core$tx_seg$to
 module rnic_core$tx_seg$unst(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -75320,16 +75464,92 @@ module rnic_core$tx_seg$wc3(d,q,clock);
 endmodule // rnic_core$tx_seg$wc3
 
 
-module rnic_core$tx_seg$wr_slot(d,q,clock);
+module rnic_core$tx_seg$wc4(d,q,clock);
 
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$wc4
+
+
+module rnic_core$tx_seg$wc5(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$wc5
+
+
+module rnic_core$tx_seg$wc6(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$wc6
+
+
+module rnic_core$tx_seg$wc7(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_core$tx_seg$wc7
+
+
+module rnic_core$tx_seg$wr_slot(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
     end
 
     always @(posedge clock) begin

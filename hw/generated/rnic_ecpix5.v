@@ -46030,6 +46030,9 @@ module rnic_ecpix5$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_la
     output reg  drained;
     output reg  slot;
 
+    // Constant declarations
+    localparam  c_slot_mask = 1'b1;
+
     // Stub signals
     reg  rd_slot$d;
     wire  rd_slot$q;
@@ -46088,7 +46091,7 @@ module rnic_ecpix5$core$read_resp$drain(clock,reset,busy,written,ram_addr,ram_la
         if (ov$q & ~ready) begin
         end
         else if (ov$q & ram_last) begin
-            rd_slot$d = rd_slot$q + 1'h1;
+            rd_slot$d = (rd_slot$q + 1'h1) & c_slot_mask;
         end
         if (reset) begin
             rd_slot$d = 1'h0;
@@ -73812,7 +73815,7 @@ module rnic_ecpix5$core$tx_framer(clock,reset,desc_valid,desc_ready,desc_dst_mac
     reg  dq$read;
     wire  [518:0] dq$data_out;
     wire  dq$empty;
-    wire  [2:0] dq$count;
+    wire  [3:0] dq$count;
 
     // Local signals
     reg  [518:0] dq_in;
@@ -73943,7 +73946,7 @@ module rnic_ecpix5$core$tx_framer(clock,reset,desc_valid,desc_ready,desc_dst_mac
         dq$reset = reset;
     end
     always @(*) begin
-        use_q = dq_on & (dq$count != 3'h0);
+        use_q = dq_on & (dq$count != 4'h0);
     end
     always @(*) begin
         dq_h = dq_in;
@@ -74338,35 +74341,35 @@ module rnic_ecpix5$core$tx_framer$dq(clock,reset,write,data_in,full,read,data_ou
     input wire  read;
     output reg  [518:0] data_out;
     output reg  empty;
-    output reg  [2:0] count;
+    output reg  [3:0] count;
 
     // Constant declarations
-    localparam  depth = 3'b10;
-    localparam  amask = 2'b1;
+    localparam  depth = 4'h2;
+    localparam  amask = 3'b1;
 
     // Stub signals
-    reg  [1:0] ram$read_address;
+    reg  [2:0] ram$read_address;
     reg  ram$read_clock;
     wire  [518:0] ram$read_data;
-    reg  [1:0] ram$write_address;
+    reg  [2:0] ram$write_address;
     reg  ram$write_clock;
     reg  [518:0] ram$write_data;
     reg  ram$write_enable;
-    reg  [2:0] wr_ptr$d;
-    wire  [2:0] wr_ptr$q;
+    reg  [3:0] wr_ptr$d;
+    wire  [3:0] wr_ptr$q;
     reg  wr_ptr$clock;
-    reg  [2:0] wr_ptr_d$d;
-    wire  [2:0] wr_ptr_d$q;
+    reg  [3:0] wr_ptr_d$d;
+    wire  [3:0] wr_ptr_d$q;
     reg  wr_ptr_d$clock;
-    reg  [2:0] rd_ptr$d;
-    wire  [2:0] rd_ptr$q;
+    reg  [3:0] rd_ptr$d;
+    wire  [3:0] rd_ptr$q;
     reg  rd_ptr$clock;
 
     // Local signals
-    reg  [2:0] rd_next;
-    reg  [2:0] used;
-    reg  [1:0] rd_a;
-    reg  [1:0] wr_a;
+    reg  [3:0] rd_next;
+    reg  [3:0] used;
+    reg  [2:0] rd_a;
+    reg  [2:0] wr_a;
 
     // Sub module instances
     rnic_ecpix5$core$tx_framer$dq$ram ram(
@@ -74407,24 +74410,24 @@ module rnic_ecpix5$core$tx_framer$dq(clock,reset,write,data_in,full,read,data_ou
     always @(*) begin
         wr_ptr$d = wr_ptr$q;
         if (write & ~full) begin
-            wr_ptr$d = wr_ptr$q + 3'h1;
+            wr_ptr$d = wr_ptr$q + 4'h1;
         end
         if (reset) begin
-            wr_ptr$d = 3'h0;
+            wr_ptr$d = 4'h0;
         end
     end
     always @(*) begin
         wr_ptr_d$d = wr_ptr_d$q;
         wr_ptr_d$d = wr_ptr$q;
         if (reset) begin
-            wr_ptr_d$d = 3'h0;
+            wr_ptr_d$d = 4'h0;
         end
     end
     always @(*) begin
         rd_ptr$d = rd_ptr$q;
         rd_ptr$d = rd_next;
         if (reset) begin
-            rd_ptr$d = 3'h0;
+            rd_ptr$d = 4'h0;
         end
     end
     always @(*) begin
@@ -74448,11 +74451,11 @@ module rnic_ecpix5$core$tx_framer$dq(clock,reset,write,data_in,full,read,data_ou
     always @(*) begin
         rd_next = rd_ptr$q;
         if (read & ~empty) begin
-            rd_next = rd_ptr$q + 3'h1;
+            rd_next = rd_ptr$q + 4'h1;
         end
     end
     always @(*) begin
-        rd_a = rd_next[(32'h0)+:(2)] & amask;
+        rd_a = rd_next[(32'h0)+:(3)] & amask;
     end
     always @(*) begin
         ram$read_address = rd_a;
@@ -74461,7 +74464,7 @@ module rnic_ecpix5$core$tx_framer$dq(clock,reset,write,data_in,full,read,data_ou
         data_out = ram$read_data;
     end
     always @(*) begin
-        wr_a = wr_ptr$q[(32'h0)+:(2)] & amask;
+        wr_a = wr_ptr$q[(32'h0)+:(3)] & amask;
     end
     always @(*) begin
         ram$write_address = wr_a;
@@ -74479,20 +74482,20 @@ endmodule // rnic_ecpix5$core$tx_framer$dq
 module rnic_ecpix5$core$tx_framer$dq$ram(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [1:0] read_address;
+    input wire  [2:0] read_address;
     input wire  read_clock;
     output reg  [518:0] read_data;
-    input wire  [1:0] write_address;
+    input wire  [2:0] write_address;
     input wire  write_clock;
     input wire  [518:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    // 2 of 4 entries (the profile's); dropped address bits [1:1].
+    // 2 of 8 entries (the profile's); dropped address bits [2:1].
     reg[518:0] mem[1:0];
     // A read ignores the dropped bits (the write side refuses such addresses).
     /* verilator lint_off UNUSEDSIGNAL */
-    wire unused_read_hi = ^read_address[1:1];
+    wire unused_read_hi = ^read_address[2:1];
     /* verilator lint_on UNUSEDSIGNAL */
 
     always @(posedge read_clock) begin
@@ -74500,7 +74503,7 @@ module rnic_ecpix5$core$tx_framer$dq$ram(read_address,read_clock,read_data,write
     end
 
     always @(posedge write_clock) begin
-       if (write_enable && write_address[1:1] == 0) begin
+       if (write_enable && write_address[2:1] == 0) begin
           mem[write_address[0:0]] <= write_data;
        end
     end
@@ -74510,13 +74513,13 @@ endmodule // rnic_ecpix5$core$tx_framer$dq$ram
 module rnic_ecpix5$core$tx_framer$dq$rd_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -74529,13 +74532,13 @@ endmodule // rnic_ecpix5$core$tx_framer$dq$rd_ptr
 module rnic_ecpix5$core$tx_framer$dq$wr_ptr(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -74548,13 +74551,13 @@ endmodule // rnic_ecpix5$core$tx_framer$dq$wr_ptr
 module rnic_ecpix5$core$tx_framer$dq$wr_ptr_d(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -80975,7 +80978,7 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     input wire  dma_rd_cpl_valid;
     input wire  [63:0] dma_rd_cpl_data;
     input wire  [3:0] dma_rd_cpl_keep;
-    // Unused on purpose: the low 2 bits of a payload tag name the reorder slot; the range bits are the arbiter's.
+    // Unused on purpose: the low 3 bits of a payload tag name the reorder slot; the range bits are the arbiter's.
     /* verilator lint_off UNUSEDSIGNAL */
     input wire  [7:0] dma_rd_cpl_tag;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -81080,6 +81083,8 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     localparam  c_min_mulpdu = 16'h40;
     localparam  c_qp_op_err = 8'h2;
     localparam  c_short = 32'h200;
+    localparam  c_slots = 4'h4;
+    localparam  c_slot_mask = 3'b11;
     localparam  c_seg_read = 32'h800;
 
     // Enums
@@ -81274,16 +81279,16 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     reg  [1:0] pbeat$d;
     wire  [1:0] pbeat$q;
     reg  pbeat$clock;
-    reg  [2:0] outst$d;
-    wire  [2:0] outst$q;
+    reg  [3:0] outst$d;
+    wire  [3:0] outst$q;
     reg  outst$clock;
-    reg  [2:0] unst$d;
-    wire  [2:0] unst$q;
+    reg  [3:0] unst$d;
+    wire  [3:0] unst$q;
     reg  unst$clock;
-    reg  [10:0] pbuf$read_address;
+    reg  [11:0] pbuf$read_address;
     reg  pbuf$read_clock;
     wire  [68:0] pbuf$read_data;
-    reg  [10:0] pbuf$write_address;
+    reg  [11:0] pbuf$write_address;
     reg  pbuf$write_clock;
     reg  [68:0] pbuf$write_data;
     reg  pbuf$write_enable;
@@ -81291,14 +81296,14 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     reg  drain$reset;
     reg  drain$busy;
     reg  [9:0] drain$written;
-    wire  [10:0] drain$ram_addr;
+    wire  [11:0] drain$ram_addr;
     reg  drain$ram_last;
     wire  drain$valid;
     reg  drain$ready;
     wire  drain$drained;
-    wire  [1:0] drain$slot;
-    reg  [1:0] wr_slot$d;
-    wire  [1:0] wr_slot$q;
+    wire  [2:0] drain$slot;
+    reg  [2:0] wr_slot$d;
+    wire  [2:0] wr_slot$q;
     reg  wr_slot$clock;
     reg  [9:0] wc0$d;
     wire  [9:0] wc0$q;
@@ -81312,6 +81317,18 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     reg  [9:0] wc3$d;
     wire  [9:0] wc3$q;
     reg  wc3$clock;
+    reg  [9:0] wc4$d;
+    wire  [9:0] wc4$q;
+    reg  wc4$clock;
+    reg  [9:0] wc5$d;
+    wire  [9:0] wc5$q;
+    reg  wc5$clock;
+    reg  [9:0] wc6$d;
+    wire  [9:0] wc6$q;
+    reg  wc6$clock;
+    reg  [9:0] wc7$d;
+    wire  [9:0] wc7$q;
+    reg  wc7$clock;
     reg  [63:0] pa$d;
     wire  [63:0] pa$q;
     reg  pa$clock;
@@ -81321,8 +81338,8 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     reg  pdone$d;
     wire  pdone$q;
     reg  pdone$clock;
-    reg  [3:0] sfin$d;
-    wire  [3:0] sfin$q;
+    reg  [7:0] sfin$d;
+    wire  [7:0] sfin$q;
     reg  sfin$clock;
     reg  [31:0] n_segs$d;
     wire  [31:0] n_segs$q;
@@ -81371,11 +81388,16 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     reg  d_ok;
     reg  r_ok;
     reg  rr_mode;
-    reg  [1:0] cslot;
+    reg  [2:0] cslot;
+    // Unused on purpose: the slot flags shifted by the head slot: only bit 0 (the head's) is read.
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg  [7:0] sfin_sh;
+    /* verilator lint_on UNUSEDSIGNAL */
+    reg  [7:0] wr_bit;
     reg  [9:0] cwc;
     reg  req_fire;
-    reg  [2:0] outst_next;
-    reg  [2:0] unst_next;
+    reg  [3:0] outst_next;
+    reg  [3:0] unst_next;
     reg  [255:0] rr_in;
     reg  [31:0] len;
     reg  sol;
@@ -81714,6 +81736,26 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         .q(wc3$q),
         .clock(wc3$clock)
     );
+    rnic_ecpix5$core$tx_seg$wc4 wc4(
+        .d(wc4$d),
+        .q(wc4$q),
+        .clock(wc4$clock)
+    );
+    rnic_ecpix5$core$tx_seg$wc5 wc5(
+        .d(wc5$d),
+        .q(wc5$q),
+        .clock(wc5$clock)
+    );
+    rnic_ecpix5$core$tx_seg$wc6 wc6(
+        .d(wc6$d),
+        .q(wc6$q),
+        .clock(wc6$clock)
+    );
+    rnic_ecpix5$core$tx_seg$wc7 wc7(
+        .d(wc7$d),
+        .q(wc7$q),
+        .clock(wc7$clock)
+    );
     rnic_ecpix5$core$tx_seg$pa pa(
         .d(pa$d),
         .q(pa$q),
@@ -81846,6 +81888,18 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         wc3$clock = clock;
     end
     always @(*) begin
+        wc4$clock = clock;
+    end
+    always @(*) begin
+        wc5$clock = clock;
+    end
+    always @(*) begin
+        wc6$clock = clock;
+    end
+    always @(*) begin
+        wc7$clock = clock;
+    end
+    always @(*) begin
         pa$clock = clock;
     end
     always @(*) begin
@@ -81940,7 +81994,7 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         case (st$q)
             SegState$Idle:
                 begin
-                    if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
+                    if (xs_req & (outst$q == 4'h0) & ~rr_pending$q) begin
                         st$d = SegState$XLoad;
                     end
                     else if (wqe_valid & cq_room & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
@@ -82003,18 +82057,20 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                 end
             SegState$Fin:
                 begin
-                    st$d = SegState$Pop;
-                    if (wqe_flags[32'h0]) begin
+                    if (wqe_flags[32'h0] | |status$q) begin
                         st$d = SegState$Cpl;
                     end
-                    if (|status$q) begin
-                        st$d = SegState$Cpl;
+                    else begin
+                        st$d = SegState$Idle;
                     end
                 end
             SegState$Cpl:
                 begin
                     if (cq_ready) begin
-                        st$d = SegState$Pop;
+                        st$d = SegState$Idle;
+                        if (status$q == c_prot_err) begin
+                            st$d = SegState$Off;
+                        end
                     end
                 end
             SegState$Pop:
@@ -82053,6 +82109,9 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                     end
                     else begin
                         st$d = SegState$PSel;
+                        if (sk$q == wqe_num_sge[(32'h0)+:(3)] - 3'h1) begin
+                            st$d = SegState$Chk;
+                        end
                         if (wqe_inl) begin
                             st$d = SegState$Seg;
                         end
@@ -83587,34 +83646,34 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         outst$d = outst$q;
         outst$d = outst_next;
         if (reset) begin
-            outst$d = 3'h0;
+            outst$d = 4'h0;
         end
     end
     always @(*) begin
         unst$d = unst$q;
         unst$d = unst_next;
         if (reset) begin
-            unst$d = 3'h0;
+            unst$d = 4'h0;
         end
     end
     always @(*) begin
         wr_slot$d = wr_slot$q;
         if (req_fire) begin
-            wr_slot$d = wr_slot$q + 2'h1;
+            wr_slot$d = (wr_slot$q + 3'h1) & c_slot_mask;
         end
         if (reset) begin
-            wr_slot$d = 2'h0;
+            wr_slot$d = 3'h0;
         end
     end
     always @(*) begin
         wc0$d = wc0$q;
         if (dma_rd_cpl_valid) begin
-            if (cslot == 2'h0) begin
+            if (cslot == 3'h0) begin
                 wc0$d = wc0$q + 10'h1;
             end
         end
         if (req_fire) begin
-            if (wr_slot$q == 2'h0) begin
+            if (wr_slot$q == 3'h0) begin
                 wc0$d = 10'h0;
             end
         end
@@ -83622,12 +83681,12 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     always @(*) begin
         wc1$d = wc1$q;
         if (dma_rd_cpl_valid) begin
-            if (cslot == 2'h1) begin
+            if (cslot == 3'h1) begin
                 wc1$d = wc1$q + 10'h1;
             end
         end
         if (req_fire) begin
-            if (wr_slot$q == 2'h1) begin
+            if (wr_slot$q == 3'h1) begin
                 wc1$d = 10'h0;
             end
         end
@@ -83635,12 +83694,12 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     always @(*) begin
         wc2$d = wc2$q;
         if (dma_rd_cpl_valid) begin
-            if (cslot == 2'h2) begin
+            if (cslot == 3'h2) begin
                 wc2$d = wc2$q + 10'h1;
             end
         end
         if (req_fire) begin
-            if (wr_slot$q == 2'h2) begin
+            if (wr_slot$q == 3'h2) begin
                 wc2$d = 10'h0;
             end
         end
@@ -83648,13 +83707,65 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     always @(*) begin
         wc3$d = wc3$q;
         if (dma_rd_cpl_valid) begin
-            if (cslot == 2'h3) begin
+            if (cslot == 3'h3) begin
                 wc3$d = wc3$q + 10'h1;
             end
         end
         if (req_fire) begin
-            if (wr_slot$q == 2'h3) begin
+            if (wr_slot$q == 3'h3) begin
                 wc3$d = 10'h0;
+            end
+        end
+    end
+    always @(*) begin
+        wc4$d = wc4$q;
+        if (dma_rd_cpl_valid) begin
+            if (cslot == 3'h4) begin
+                wc4$d = wc4$q + 10'h1;
+            end
+        end
+        if (req_fire) begin
+            if (wr_slot$q == 3'h4) begin
+                wc4$d = 10'h0;
+            end
+        end
+    end
+    always @(*) begin
+        wc5$d = wc5$q;
+        if (dma_rd_cpl_valid) begin
+            if (cslot == 3'h5) begin
+                wc5$d = wc5$q + 10'h1;
+            end
+        end
+        if (req_fire) begin
+            if (wr_slot$q == 3'h5) begin
+                wc5$d = 10'h0;
+            end
+        end
+    end
+    always @(*) begin
+        wc6$d = wc6$q;
+        if (dma_rd_cpl_valid) begin
+            if (cslot == 3'h6) begin
+                wc6$d = wc6$q + 10'h1;
+            end
+        end
+        if (req_fire) begin
+            if (wr_slot$q == 3'h6) begin
+                wc6$d = 10'h0;
+            end
+        end
+    end
+    always @(*) begin
+        wc7$d = wc7$q;
+        if (dma_rd_cpl_valid) begin
+            if (cslot == 3'h7) begin
+                wc7$d = wc7$q + 10'h1;
+            end
+        end
+        if (req_fire) begin
+            if (wr_slot$q == 3'h7) begin
+                wc7$d = 10'h0;
             end
         end
     end
@@ -83683,17 +83794,9 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     always @(*) begin
         sfin$d = sfin$q;
         if (req_fire) begin
-            if (wr_slot$q == 2'h0) begin
-                sfin$d = {sfin$q[3:1], pay_fin};
-            end
-            if (wr_slot$q == 2'h1) begin
-                sfin$d = {sfin$q[3:2], pay_fin, sfin$q[0]};
-            end
-            if (wr_slot$q == 2'h2) begin
-                sfin$d = {sfin$q[3], pay_fin, sfin$q[1:0]};
-            end
-            if (wr_slot$q == 2'h3) begin
-                sfin$d = {pay_fin, sfin$q[2:0]};
+            sfin$d = sfin$q & ~wr_bit;
+            if (pay_fin) begin
+                sfin$d = sfin$q | wr_bit;
             end
         end
     end
@@ -84273,9 +84376,17 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                 end
             SegState$Fin:
                 begin
+                    if (wqe_flags[32'h0] | |status$q) begin
+                    end
+                    else begin
+                        oqp$d = wqe_qp;
+                    end
                 end
             SegState$Cpl:
                 begin
+                    if (cq_ready) begin
+                        oqp$d = wqe_qp;
+                    end
                 end
             SegState$Pop:
                 begin
@@ -84373,7 +84484,7 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         case (st$q)
             SegState$Idle:
                 begin
-                    if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
+                    if (xs_req & (outst$q == 4'h0) & ~rr_pending$q) begin
                     end
                     else if (wqe_valid & cq_room & ~rr_pending$q & ~(rd_full & (wqe_opcode == 8'h4)) & ~(rd_any & wqe_flags[32'h2])) begin
                     end
@@ -84794,7 +84905,7 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         case (st$q)
             SegState$Idle:
                 begin
-                    if (xs_req & (outst$q == 3'h0) & ~rr_pending$q) begin
+                    if (xs_req & (outst$q == 4'h0) & ~rr_pending$q) begin
                         state_ram$read_address = xs_qp;
                     end
                 end
@@ -85152,7 +85263,7 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         fits = fits_r$q & ~stop & ~hold;
     end
     always @(*) begin
-        quiet = (outst$q == 3'h0) & ~rr_pending$q & ~((st$q == SegState$Seg) & (desc_done$q | req_done$q));
+        quiet = (outst$q == 4'h0) & ~rr_pending$q & ~((st$q == SegState$Seg) & (desc_done$q | req_done$q));
     end
     always @(*) begin
         go = (st$q == SegState$Seg) & (ph$q == 3'h6);
@@ -85227,7 +85338,7 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         end
     end
     always @(*) begin
-        can_issue = ~rr_pending$q & (outst$q < 3'h4) & ((pl$q <= c_short) | (unst$q == 3'h0));
+        can_issue = ~rr_pending$q & (outst$q < c_slots) & ((pl$q <= c_short) | (unst$q == 4'h0));
     end
     always @(*) begin
         dma_rd_req_valid = (st$q == SegState$Seg) & wgo & need_req & ~rd_all & can_issue;
@@ -85239,13 +85350,17 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         dma_rd_req_len = pc_len[(32'h0)+:(16)];
     end
     always @(*) begin
-        dma_rd_req_tag = c_pay_tag | {{6{1'b0}}, wr_slot$q};
+        dma_rd_req_tag = c_pay_tag | {{5{1'b0}}, wr_slot$q};
     end
     always @(*) begin
         dma_rd_req_inl = wqe_inl;
     end
     always @(*) begin
         req_fire = dma_rd_req_valid & dma_rd_req_ready;
+    end
+    always @(*) begin
+        wr_bit = 8'h1;
+        wr_bit = wr_bit << wr_slot$q;
     end
     always @(*) begin
         d_ok = desc_done$q | (desc_valid & desc_ready);
@@ -85263,25 +85378,37 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         dma_rd_cpl_ready = 1'b1;
     end
     always @(*) begin
-        cslot = dma_rd_cpl_tag[(32'h0)+:(2)];
+        cslot = dma_rd_cpl_tag[(32'h0)+:(3)] & c_slot_mask;
     end
     always @(*) begin
         cwc = wc0$q;
-        if (cslot == 2'h1) begin
+        if (cslot == 3'h1) begin
             cwc = wc1$q;
         end
-        if (cslot == 2'h2) begin
+        if (cslot == 3'h2) begin
             cwc = wc2$q;
         end
-        if (cslot == 2'h3) begin
+        if (cslot == 3'h3) begin
             cwc = wc3$q;
+        end
+        if (cslot == 3'h4) begin
+            cwc = wc4$q;
+        end
+        if (cslot == 3'h5) begin
+            cwc = wc5$q;
+        end
+        if (cslot == 3'h6) begin
+            cwc = wc6$q;
+        end
+        if (cslot == 3'h7) begin
+            cwc = wc7$q;
         end
     end
     always @(*) begin
         pbuf$write_enable = dma_rd_cpl_valid;
     end
     always @(*) begin
-        pbuf$write_address = ({{9{1'b0}}, cslot} << 32'h9) | {{1{1'b0}}, (cwc & 10'h1ff)};
+        pbuf$write_address = ({{9{1'b0}}, (cslot & 3'h3)} << 32'ha) | ({{9{1'b0}}, (cslot >> 32'h2)} << 32'h9) | {{2{1'b0}}, (cwc & 10'h1ff)};
     end
     always @(*) begin
         pbuf$write_data = ({{68{1'b0}}, dma_rd_cpl_last} << 32'h44) | ({{65{1'b0}}, dma_rd_cpl_keep} << 32'h40) | {{5{1'b0}}, dma_rd_cpl_data};
@@ -85293,22 +85420,34 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         drain$reset = reset;
     end
     always @(*) begin
-        drain$busy = outst$q != 3'h0;
+        drain$busy = outst$q != 4'h0;
     end
     always @(*) begin
         drain$written = wc0$q;
-        if (drain$slot == 2'h1) begin
+        if (drain$slot == 3'h1) begin
             drain$written = wc1$q;
         end
-        if (drain$slot == 2'h2) begin
+        if (drain$slot == 3'h2) begin
             drain$written = wc2$q;
         end
-        if (drain$slot == 2'h3) begin
+        if (drain$slot == 3'h3) begin
             drain$written = wc3$q;
+        end
+        if (drain$slot == 3'h4) begin
+            drain$written = wc4$q;
+        end
+        if (drain$slot == 3'h5) begin
+            drain$written = wc5$q;
+        end
+        if (drain$slot == 3'h6) begin
+            drain$written = wc6$q;
+        end
+        if (drain$slot == 3'h7) begin
+            drain$written = wc7$q;
         end
     end
     always @(*) begin
-        pbuf$read_address = drain$ram_addr;
+        pbuf$read_address = (drain$ram_addr & 12'h1ff) | ((drain$ram_addr & 12'h600) << 32'h1) | ((drain$ram_addr & 12'h800) >> 32'h2);
     end
     always @(*) begin
         drain$ram_last = pbuf$read_data[32'h44];
@@ -85317,7 +85456,7 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         drain$ready = pay_ready;
     end
     always @(*) begin
-        rr_mode = rr_pending$q & (outst$q == 3'h0);
+        rr_mode = rr_pending$q & (outst$q == 4'h0);
     end
     always @(*) begin
         pay_valid = drain$valid;
@@ -85341,16 +85480,10 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
         end
     end
     always @(*) begin
-        sfin_h = sfin$q[32'h0];
-        if (drain$slot == 2'h1) begin
-            sfin_h = sfin$q[32'h1];
-        end
-        if (drain$slot == 2'h2) begin
-            sfin_h = sfin$q[32'h2];
-        end
-        if (drain$slot == 2'h3) begin
-            sfin_h = sfin$q[32'h3];
-        end
+        sfin_sh = sfin$q >> drain$slot;
+    end
+    always @(*) begin
+        sfin_h = sfin_sh[32'h0];
     end
     always @(*) begin
         pay_last = pbuf$read_data[32'h44] & sfin_h;
@@ -85361,19 +85494,19 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
     always @(*) begin
         outst_next = outst$q;
         if (req_fire) begin
-            outst_next = outst_next + 3'h1;
+            outst_next = outst_next + 4'h1;
         end
         if (drain$drained) begin
-            outst_next = outst_next - 3'h1;
+            outst_next = outst_next - 4'h1;
         end
     end
     always @(*) begin
         unst_next = unst$q;
         if (req_fire) begin
-            unst_next = unst_next + 3'h1;
+            unst_next = unst_next + 4'h1;
         end
         if (dma_rd_cpl_valid & (cwc == 10'h0)) begin
-            unst_next = unst_next - 3'h1;
+            unst_next = unst_next - 4'h1;
         end
     end
     always @(*) begin
@@ -85402,9 +85535,17 @@ module rnic_ecpix5$core$tx_seg(clock,reset,wqe_valid,wqe_qp,wqe_idx,wqe_wr_id,wq
                 end
             SegState$Fin:
                 begin
+                    if (wqe_flags[32'h0] | |status$q) begin
+                    end
+                    else begin
+                        wqe_ready = 1'b1;
+                    end
                 end
             SegState$Cpl:
                 begin
+                    if (cq_ready) begin
+                        wqe_ready = 1'b1;
+                    end
                 end
             SegState$Pop:
                 begin
@@ -85981,16 +86122,19 @@ module rnic_ecpix5$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,
     input wire  reset;
     input wire  busy;
     input wire  [9:0] written;
-    output reg  [10:0] ram_addr;
+    output reg  [11:0] ram_addr;
     input wire  ram_last;
     output reg  valid;
     input wire  ready;
     output reg  drained;
-    output reg  [1:0] slot;
+    output reg  [2:0] slot;
+
+    // Constant declarations
+    localparam  c_slot_mask = 3'b11;
 
     // Stub signals
-    reg  [1:0] rd_slot$d;
-    wire  [1:0] rd_slot$q;
+    reg  [2:0] rd_slot$d;
+    wire  [2:0] rd_slot$q;
     reg  rd_slot$clock;
     reg  [9:0] rcnt$d;
     wire  [9:0] rcnt$q;
@@ -85998,13 +86142,13 @@ module rnic_ecpix5$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,
     reg  ov$d;
     wire  ov$q;
     reg  ov$clock;
-    reg  [10:0] cur_addr$d;
-    wire  [10:0] cur_addr$q;
+    reg  [11:0] cur_addr$d;
+    wire  [11:0] cur_addr$q;
     reg  cur_addr$clock;
 
     // Local signals
     reg  head_ok;
-    reg  [10:0] raddr;
+    reg  [11:0] raddr;
 
     // Sub module instances
     rnic_ecpix5$core$tx_seg$drain$rd_slot rd_slot(
@@ -86046,10 +86190,10 @@ module rnic_ecpix5$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,
         if (ov$q & ~ready) begin
         end
         else if (ov$q & ram_last) begin
-            rd_slot$d = rd_slot$q + 2'h1;
+            rd_slot$d = (rd_slot$q + 3'h1) & c_slot_mask;
         end
         if (reset) begin
-            rd_slot$d = 2'h0;
+            rd_slot$d = 3'h0;
         end
     end
     always @(*) begin
@@ -86122,7 +86266,7 @@ module rnic_ecpix5$core$tx_seg$drain(clock,reset,busy,written,ram_addr,ram_last,
         end
     end
     always @(*) begin
-        raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | {{1{1'b0}}, (rcnt$q & 10'h1ff)};
+        raddr = ({{9{1'b0}}, rd_slot$q} << 32'h9) | {{2{1'b0}}, (rcnt$q & 10'h1ff)};
     end
 
 endmodule // rnic_ecpix5$core$tx_seg$drain
@@ -86131,13 +86275,13 @@ endmodule // rnic_ecpix5$core$tx_seg$drain
 module rnic_ecpix5$core$tx_seg$drain$cur_addr(d,q,clock);
 
     // Module arguments
-    input wire  [10:0] d;
-    output reg  [10:0] q;
+    input wire  [11:0] d;
+    output reg  [11:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 11'h0;
+       q = 12'h0;
     end
 
     always @(posedge clock) begin
@@ -86188,13 +86332,13 @@ endmodule // rnic_ecpix5$core$tx_seg$drain$rcnt
 module rnic_ecpix5$core$tx_seg$drain$rd_slot(d,q,clock);
 
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 3'h0;
     end
 
     always @(posedge clock) begin
@@ -86568,13 +86712,13 @@ endmodule // rnic_ecpix5$core$tx_seg$oqp
 module rnic_ecpix5$core$tx_seg$outst(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -86625,29 +86769,29 @@ endmodule // rnic_ecpix5$core$tx_seg$pbeat
 module rnic_ecpix5$core$tx_seg$pbuf(read_address,read_clock,read_data,write_address,write_clock,write_data,write_enable);
 
     // Module arguments
-    input wire  [10:0] read_address;
+    input wire  [11:0] read_address;
     input wire  read_clock;
     output reg  [68:0] read_data;
-    input wire  [10:0] write_address;
+    input wire  [11:0] write_address;
     input wire  write_clock;
     input wire  [68:0] write_data;
     input wire  write_enable;
 
     // Update code (custom)
-    // 1024 of 2048 entries (the profile's); dropped address bits [8:8].
+    // 1024 of 4096 entries (the profile's); dropped address bits [9:8].
     reg[68:0] mem[1023:0];
     // A read ignores the dropped bits (the write side refuses such addresses).
     /* verilator lint_off UNUSEDSIGNAL */
-    wire unused_read_hi = ^read_address[8:8];
+    wire unused_read_hi = ^read_address[9:8];
     /* verilator lint_on UNUSEDSIGNAL */
 
     always @(posedge read_clock) begin
-       read_data <= mem[{read_address[10:9], read_address[7:0]}];
+       read_data <= mem[{read_address[11:10], read_address[7:0]}];
     end
 
     always @(posedge write_clock) begin
-       if (write_enable && write_address[8:8] == 0) begin
-          mem[{write_address[10:9], write_address[7:0]}] <= write_data;
+       if (write_enable && write_address[9:8] == 0) begin
+          mem[{write_address[11:10], write_address[7:0]}] <= write_data;
        end
     end
 endmodule // rnic_ecpix5$core$tx_seg$pbuf
@@ -87075,13 +87219,13 @@ endmodule // rnic_ecpix5$core$tx_seg$seq_start
 module rnic_ecpix5$core$tx_seg$sfin(d,q,clock);
 
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 8'h0;
     end
 
     always @(posedge clock) begin
@@ -87276,13 +87420,13 @@ endmodule // rnic_ecpix5$core$tx_seg$to
 module rnic_ecpix5$core$tx_seg$unst(d,q,clock);
 
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 4'h0;
     end
 
     always @(posedge clock) begin
@@ -87368,16 +87512,92 @@ module rnic_ecpix5$core$tx_seg$wc3(d,q,clock);
 endmodule // rnic_ecpix5$core$tx_seg$wc3
 
 
-module rnic_ecpix5$core$tx_seg$wr_slot(d,q,clock);
+module rnic_ecpix5$core$tx_seg$wc4(d,q,clock);
 
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
+    input wire  [9:0] d;
+    output reg  [9:0] q;
     input wire  clock;
 
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$tx_seg$wc4
+
+
+module rnic_ecpix5$core$tx_seg$wc5(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$tx_seg$wc5
+
+
+module rnic_ecpix5$core$tx_seg$wc6(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$tx_seg$wc6
+
+
+module rnic_ecpix5$core$tx_seg$wc7(d,q,clock);
+
+    // Module arguments
+    input wire  [9:0] d;
+    output reg  [9:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 10'h0;
+    end
+
+    always @(posedge clock) begin
+       q <= d;
+    end
+
+endmodule // rnic_ecpix5$core$tx_seg$wc7
+
+
+module rnic_ecpix5$core$tx_seg$wr_slot(d,q,clock);
+
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
     end
 
     always @(posedge clock) begin

@@ -656,7 +656,13 @@ const UNUSED_OK: &[Unused] = &[
         &["tx_seg"],
         "dma_rd_cpl_tag",
         8,
-        "the low 2 bits of a payload tag name the reorder slot; the range bits are the arbiter's",
+        "the low 3 bits of a payload tag name the reorder slot; the range bits are the arbiter's",
+    ),
+    unused(
+        &["tx_seg"],
+        "sfin_sh",
+        8,
+        "the slot flags shifted by the head slot: only bit 0 (the head's) is read",
     ),
     unused(&["tx_seg"], "sdiff", 32, "only the marker phase (seq - SeqStart) mod 512 is needed"),
     unused(

@@ -57,7 +57,7 @@ pub struct Profile {
     /// log2 of `tx_framer`'s segment descriptor queue (0: none). With a
     /// queue the segmenter hands over the next descriptors while the framer
     /// still waits for a payload, so several payload reads are in flight
-    /// (up to `tx_seg`'s 4 reorder slots) instead of at most two.
+    /// (up to `tx_seg`'s reorder slots) instead of at most two.
     pub tx_desc_q_log2: usize,
     /// `wqe_fetch` loads the WQE behind the head into a second 1024-bit
     /// buffer while the head is in use, so a pop shows the next WQE 3
@@ -83,7 +83,10 @@ pub struct Profile {
     /// the limit (`tx_seg`'s `xs_mulpdu`); false: not capped (the sim
     /// profile, as before: `tx_mpa` drops what it cannot frame).
     pub tx_rresp_cap: bool,
-    /// log2 of one of `tx_seg`'s 4 payload reorder slots in beats; a
+    /// log2 of `tx_seg`'s payload reorder slots (2 or 3: 4 or 8 slots), one
+    /// payload DMA read in flight per slot.
+    pub tx_slots_log2: usize,
+    /// log2 of one of `tx_seg`'s payload reorder slots in beats; a
     /// payload DMA read is at most `8 << tx_slot_log2` octets.
     pub tx_slot_log2: usize,
     /// log2 of the receive WQEs `recv_wqe` holds per QP, read ahead of the
@@ -109,13 +112,14 @@ pub const SIM: Profile = Profile {
     max_frame: crate::receive::rx_fifo::DEFAULT_MAX_FRAME,
     fw: crate::firmware_port::fw_port::CORE_PARAMS,
     tx_fifo_log2: 11,
-    tx_desc_q_log2: 2,
+    tx_desc_q_log2: 3,
     tx_wqe_next_buf: true,
     tx_wqe_push: true,
     tx_max_tcp_payload: rnic_wire::abi::caps::TX_MAX_TCP_PAYLOAD,
     tx_max_mulpdu: rnic_wire::abi::caps::MAX_MULPDU,
     tx_max_mulpdu_mk: rnic_wire::abi::caps::MAX_MULPDU,
     tx_rresp_cap: false,
+    tx_slots_log2: 3,
     tx_slot_log2: 9,
     rq_prefetch_log2: 4,
 };
@@ -146,7 +150,8 @@ pub const BOARD_MAX_FRAME: u64 = BOARD_MAX_MTU as u64 + ETH_FRAME_OVERHEAD;
 ///   the RISC-V `rnic-fw`) have 8 connections.
 /// * The firmware port reports these sizes and the 62.5 MHz core clock.
 /// * TX at MTU 1500: `tx_framer`'s FIFO 512 beats (2 DP16KD instead of 8),
-///   `tx_seg`'s reorder slots 256 beats (4 DP16KD instead of 8), MULPDU at
+///   `tx_seg`'s reorder slots 4 of 256 beats (4 DP16KD instead of 16: the
+///   sim profile has 8 of 512), MULPDU at
 ///   most 1454 (1442 with markers; WQEs of a QP with more get an error
 ///   completion, its Read Responses are cut at the limit).
 /// * No receive-WQE buffer (`rq_prefetch_log2` 0): 2 WQEs for each of
@@ -182,6 +187,7 @@ pub const BOARD: Profile = Profile {
     tx_max_mulpdu: BOARD_MAX_MULPDU,
     tx_max_mulpdu_mk: BOARD_MAX_MULPDU_MK,
     tx_rresp_cap: true,
+    tx_slots_log2: 2,
     tx_slot_log2: 8,
     rq_prefetch_log2: 0,
 };

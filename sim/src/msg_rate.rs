@@ -47,10 +47,11 @@ use crate::rtl_run::{
 };
 
 /// DMA read tags (docs/rtl.md "Transmit", "Completions"): `wqe_fetch`
-/// uses 0..=3, `tx_seg`'s payload reads `0x80 | slot` (slot 0..=3),
-/// `recv_wqe` 0x40..=0x4F.
+/// uses 0..=3, `tx_seg`'s payload reads `0x80 | slot` (slot 0..=7 in the
+/// sim profile; the DMA read arbiter gives it 0x80..=0x8F), `recv_wqe`
+/// 0x40..=0x4F.
 pub(crate) const WQE_TAGS: std::ops::RangeInclusive<u8> = 0x00..=0x03;
-pub const PAY_TAGS: std::ops::RangeInclusive<u8> = 0x80..=0x83;
+pub const PAY_TAGS: std::ops::RangeInclusive<u8> = 0x80..=0x8F;
 const RECV_WQE_TAGS: std::ops::RangeInclusive<u8> = 0x40..=0x4F;
 
 /// The message kinds measured.

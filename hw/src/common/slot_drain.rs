@@ -1,5 +1,6 @@
-//! Read side of a payload reorder buffer (`tx_seg`: 4 slots, `read_resp`:
-//! 2): `2^S` slots of 512 beats in one RAM with a registered read, address
+//! Read side of a payload reorder buffer (`tx_seg`: 8 slots, 4 on the board,
+//! `read_resp`: 2): `2^S` slots of 512 beats in one RAM with a registered
+//! read (or the first `n` of them, [`SlotDrain::with_slots`]), address
 //! {slot, beat[8:0]} (`A = S + 9` bits). Each slot holds one DMA read; its
 //! completion beats are written in order, the slot's last with the `last`
 //! flag. The owner keeps the write side (which slot a completion beat goes
@@ -42,8 +43,26 @@ pub struct SlotDrain<const S: usize, const A: usize> {
     /// The RAM's output holds a beat (read at `cur_addr`).
     ov: DFF<Bit>,
     cur_addr: DFF<Bits<A>>,
+    /// The slots in use minus one (all `2^S` unless [`Self::with_slots`]):
+    /// the head slot wraps to 0 after it.
+    c_slot_mask: Constant<Bits<S>>,
     head_ok: Signal<Local, Bit>,
     raddr: Signal<Local, Bits<A>>,
+}
+
+impl<const S: usize, const A: usize> SlotDrain<S, A> {
+    /// A drain over the first `n` slots (a power of two, at most `2^S`):
+    /// a profile that keeps fewer slots in its RAM.
+    pub fn with_slots(n: usize) -> Self {
+        assert!(
+            n.is_power_of_two() && n <= 1 << S,
+            "SlotDrain<{S}>: {n} slots"
+        );
+        Self {
+            c_slot_mask: Constant::new(((n - 1) as u64).into()),
+            ..Self::default()
+        }
+    }
 }
 
 impl<const S: usize, const A: usize> Default for SlotDrain<S, A> {
@@ -64,6 +83,7 @@ impl<const S: usize, const A: usize> Default for SlotDrain<S, A> {
             rcnt: Default::default(),
             ov: Default::default(),
             cur_addr: Default::default(),
+            c_slot_mask: Constant::new(((1u64 << S) - 1).into()),
             head_ok: Default::default(),
             raddr: Default::default(),
         }
@@ -91,7 +111,7 @@ impl<const S: usize, const A: usize> Logic for SlotDrain<S, A> {
             self.drained.next = true;
             self.ov.d.next = false;
             self.rcnt.d.next = 0.into();
-            self.rd_slot.d.next = self.rd_slot.q.val() + 1;
+            self.rd_slot.d.next = (self.rd_slot.q.val() + 1) & self.c_slot_mask.val();
         } else if self.head_ok.val() {
             self.ram_addr.next = self.raddr.val();
             self.cur_addr.d.next = self.raddr.val();
@@ -172,9 +192,11 @@ mod tests {
     /// order and in order within its slot, never before it was written;
     /// `drained` pulses with each read's last beat, and `slot` then moves
     /// to the next slot. A reset mid-run empties the drain.
-    fn drains_in_order<const S: usize, const A: usize>(seed: u64) {
-        let slots = 1usize << S;
-        let mut b = Bench::<S, A>::default();
+    fn drains_in_order<const S: usize, const A: usize>(seed: u64, slots: usize) {
+        let mut b = Bench::<S, A> {
+            d: SlotDrain::with_slots(slots),
+            ..Default::default()
+        };
         b.connect_all();
         b.reset.next = true;
         tick!(b);
@@ -263,17 +285,29 @@ mod tests {
             }
         }
         assert!(drains > 200, "{drains} reads drained");
-        println!("S = {S}: {issued} reads issued, {drains} drained, {beats_out} beats out");
+        println!("S = {S}, {slots} slots: {issued} reads issued, {drains} drained, {beats_out} beats out");
     }
 
     #[test]
     fn two_slots_drain_in_order() {
-        drains_in_order::<1, 10>(2);
+        drains_in_order::<1, 10>(2, 2);
     }
 
     #[test]
     fn four_slots_drain_in_order() {
-        drains_in_order::<2, 11>(4);
+        drains_in_order::<2, 11>(4, 4);
+    }
+
+    #[test]
+    fn eight_slots_drain_in_order() {
+        drains_in_order::<3, 12>(8, 8);
+    }
+
+    /// `with_slots(4)` on a 3-bit slot index (the board's `tx_seg`): the
+    /// head wraps after slot 3, slots 4..7 are never used.
+    #[test]
+    fn four_of_eight_slots_drain_in_order() {
+        drains_in_order::<3, 12>(5, 4);
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! then the payload with the CRC in place. Store-and-forward per segment:
 //! a frame starts once its payload is whole in the data FIFO.
 //!
-//! Descriptor queue (`Profile::tx_desc_q_log2`; sim 4 descriptors, board
+//! Descriptor queue (`Profile::tx_desc_q_log2`; sim 8 descriptors, board
 //! none): `TxMpa` takes one descriptor at a time and holds it until its
 //! payload has gone through, so without a queue a source's next descriptor
 //! (and with it, in `tx_seg`, the payload read after next) waits for that
@@ -102,7 +102,7 @@ pub struct TxFramerN<const PR: usize> {
     rfifo: Fifo<Bits<REC_W>, 3, 4>,
     hdr: TxTcpHdr,
     /// Descriptor queue (module doc), on when `dq_on`.
-    dq: FifoP<Bits<DQ_W>, 2, 3>,
+    dq: FifoP<Bits<DQ_W>, 3, 4>,
     dq_on: Constant<Bit>,
     /// The descriptor as it comes in, packed.
     dq_in: Signal<Local, Bits<DQ_W>>,
@@ -807,7 +807,7 @@ pub(crate) mod tests {
     }
 
     /// The descriptor queue takes descriptors while `TxMpa` waits for a
-    /// payload: with no payload offered, the sim profile takes 1 + 4
+    /// payload: with no payload offered, the sim profile takes 1 + 8
     /// descriptors (the one `TxMpa` holds and a full queue), the board
     /// (no queue) 1. The frames then come out in order, byte-exact.
     #[test]
@@ -821,7 +821,7 @@ pub(crate) mod tests {
             let data = rng.bytes(64);
             let mut descs = Vec::new();
             let mut expect = Vec::new();
-            for i in 0..8u64 {
+            for i in 0..12u64 {
                 let (d, f) = c.send(&Message::Write {
                     stag: 0x1000 + i as u32,
                     to: i << 12,

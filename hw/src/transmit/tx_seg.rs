@@ -65,8 +65,9 @@
 //! `cfg` write wins over the block's own write-back): `seq` (snd_nxt),
 //! `msn_send`, `msn_rreq`, `seq_start`, `mulpdu`, `mk_en`, `crc_en`.
 //!
-//! Payload DMA reads (tag [`PAY_TAG`] | slot): up to 4 in flight, each into
-//! its own slot of a reorder buffer (4 x 512 beats), drained in request
+//! Payload DMA reads (tag [`PAY_TAG`] | slot): up to 8 in flight (the
+//! profile's `tx_slots_log2`; 4 on the board), each into its own slot of a
+//! reorder buffer (8 x 512 beats; board 4 x 256), drained in request
 //! order on `pay_*` as soon as the head slot's beats are written
 //! (`SlotDrain`, as in `read_resp`). A segment
 //! payload longer than [`SEG_READ`] (4096) octets is read in 4096-octet
@@ -123,7 +124,7 @@ use rust_hdl::prelude::*;
 // The fence test in `update` reads `wqe_flags` bit 2.
 const _: () = assert!(rnic_wire::abi::wqe::WQE_FLAG_FENCE == 1 << 2);
 
-/// DMA read tags of payload requests: `PAY_TAG | slot`, slot 0..=3.
+/// DMA read tags of payload requests: `PAY_TAG | slot`, slot 0..=7.
 pub const PAY_TAG: u64 = 0x80;
 /// `cq_status` of a refused WQE: `WcStatus::LocalQpOperationError`.
 pub const STATUS_LOCAL_QP_OP_ERR: u64 = WcStatus::LocalQpOperationError as u64;
@@ -131,7 +132,7 @@ pub const STATUS_LOCAL_QP_OP_ERR: u64 = WcStatus::LocalQpOperationError as u64;
 /// `WcStatus::LocalProtectionError` (module doc, "Send-side SGE checks").
 pub const STATUS_LOCAL_PROT_ERR: u64 = WcStatus::LocalProtectionError as u64;
 /// Payload reads up to this many octets are issued while earlier ones are
-/// still unanswered (4 reorder slots); longer ones wait until every earlier
+/// still unanswered (one per reorder slot); longer ones wait until every earlier
 /// completion has started.
 pub const SHORT_READ: u64 = 512;
 /// Largest payload DMA read (`abi::caps::TX_MAX_SEG_READ`, the DMA read
@@ -447,25 +448,36 @@ pub struct TxSegN<const PR: usize> {
     rr: DFF<Bits<256>>,
     rr_pending: DFF<Bit>,
     pbeat: DFF<Bits<2>>,
-    outst: DFF<Bits<3>>,
-    unst: DFF<Bits<3>>,
+    outst: DFF<Bits<4>>,
+    unst: DFF<Bits<4>>,
     c_short: Constant<Bits<32>>,
-    /// 4 slots of `2^tx_slot_log2` beats (address {slot, beat[8:0]}).
-    pbuf: PRam<Bits<69>, 11>,
+    /// The profile's slot count (`2^tx_slots_log2`, 4 or 8) and slot
+    /// index mask.
+    c_slots: Constant<Bits<4>>,
+    c_slot_mask: Constant<Bits<3>>,
+    /// `2^tx_slots_log2` slots of `2^tx_slot_log2` beats, address
+    /// {slot[1:0], slot[2], beat[8:0]}: a 4-slot profile (slot[2] = 0)
+    /// keeps the top two bits and the low `tx_slot_log2` ones.
+    pbuf: PRam<Bits<69>, 12>,
     /// The read side: the head slot's beats to `pay_*`.
-    drain: SlotDrain<2, 11>,
-    wr_slot: DFF<Bits<2>>,
+    drain: SlotDrain<3, 12>,
+    wr_slot: DFF<Bits<3>>,
+    /// Beats written per slot.
     wc0: DFF<Bits<10>>,
     wc1: DFF<Bits<10>>,
     wc2: DFF<Bits<10>>,
     wc3: DFF<Bits<10>>,
+    wc4: DFF<Bits<10>>,
+    wc5: DFF<Bits<10>>,
+    wc6: DFF<Bits<10>>,
+    wc7: DFF<Bits<10>>,
     // ---- A segment's payload in pieces (`docs/rtl.md` "Full 9000-octet
     // frames"): next piece's bus address and octets left to request, the
     // last piece issued, per-slot "holds a segment's last piece".
     pa: DFF<Bits<64>>,
     pl: DFF<Bits<32>>,
     pdone: DFF<Bit>,
-    sfin: DFF<Bits<4>>,
+    sfin: DFF<Bits<8>>,
     c_seg_read: Constant<Bits<32>>,
     pc_len: Signal<Local, Bits<32>>,
     pay_fin: Signal<Local, Bit>,
@@ -488,11 +500,14 @@ pub struct TxSegN<const PR: usize> {
     d_ok: Signal<Local, Bit>,
     r_ok: Signal<Local, Bit>,
     rr_mode: Signal<Local, Bit>,
-    cslot: Signal<Local, Bits<2>>,
+    cslot: Signal<Local, Bits<3>>,
+    /// `sfin` shifted by the head slot, the one-hot of `wr_slot`.
+    sfin_sh: Signal<Local, Bits<8>>,
+    wr_bit: Signal<Local, Bits<8>>,
     cwc: Signal<Local, Bits<10>>,
     req_fire: Signal<Local, Bit>,
-    outst_next: Signal<Local, Bits<3>>,
-    unst_next: Signal<Local, Bits<3>>,
+    outst_next: Signal<Local, Bits<4>>,
+    unst_next: Signal<Local, Bits<4>>,
     rr_in: Signal<Local, Bits<256>>,
     len: Signal<Local, Bits<32>>,
     sol: Signal<Local, Bit>,
@@ -707,13 +722,22 @@ impl<const PR: usize> Default for TxSegN<PR> {
             outst: Default::default(),
             unst: Default::default(),
             c_short: Constant::new(SHORT_READ.into()),
-            pbuf: PRam::new(2, pr.tx_slot_log2),
-            drain: Default::default(),
+            c_slots: Constant::new((1u64 << pr.tx_slots_log2).into()),
+            c_slot_mask: Constant::new(((1u64 << pr.tx_slots_log2) - 1).into()),
+            pbuf: {
+                assert!(matches!(pr.tx_slots_log2, 2 | 3), "tx_seg: 4 or 8 slots");
+                PRam::new(pr.tx_slots_log2, pr.tx_slot_log2)
+            },
+            drain: SlotDrain::with_slots(1 << pr.tx_slots_log2),
             wr_slot: Default::default(),
             wc0: Default::default(),
             wc1: Default::default(),
             wc2: Default::default(),
             wc3: Default::default(),
+            wc4: Default::default(),
+            wc5: Default::default(),
+            wc6: Default::default(),
+            wc7: Default::default(),
             pa: Default::default(),
             pl: Default::default(),
             pdone: Default::default(),
@@ -741,6 +765,8 @@ impl<const PR: usize> Default for TxSegN<PR> {
             r_ok: Default::default(),
             rr_mode: Default::default(),
             cslot: Default::default(),
+            sfin_sh: Default::default(),
+            wr_bit: Default::default(),
             cwc: Default::default(),
             req_fire: Default::default(),
             outst_next: Default::default(),
@@ -791,6 +817,10 @@ impl<const PR: usize> Logic for TxSegN<PR> {
             wc1,
             wc2,
             wc3,
+            wc4,
+            wc5,
+            wc6,
+            wc7,
             pa,
             pl,
             pdone,
@@ -1007,7 +1037,8 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         self.desc_adv.next = self.adv.val().get_bits::<16>(0);
         self.desc_rr.next = self.rr.q.val().get_bits::<224>(0);
 
-        // Payload DMA reads: up to 4 in flight, one reorder slot each (tag
+        // Payload DMA reads: up to 8 (4 on the board) in flight, one reorder
+        // slot each (tag
         // PAY_TAG | slot), issued and drained in slot order. A segment's
         // payload is read in pieces of at most SEG_READ octets (the DMA read
         // contract) into consecutive slots: before its first read
@@ -1024,9 +1055,9 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         }
         // Long reads (over SHORT_READ octets) wait until every earlier read's
         // completion has started: they then come back in request order and
-        // drain at once (no head-of-line wait); short ones use all 4 slots.
+        // drain at once (no head-of-line wait); short ones use all slots.
         self.can_issue.next = !self.rr_pending.q.val()
-            & (self.outst.q.val() < 4)
+            & (self.outst.q.val() < self.c_slots.val())
             & ((self.pl.q.val() <= self.c_short.val()) | (self.unst.q.val() == 0));
         self.dma_rd_req_valid.next = (self.st.q.val() == SegState::Seg)
             & self.wgo.val()
@@ -1035,7 +1066,7 @@ impl<const PR: usize> Logic for TxSegN<PR> {
             & self.can_issue.val();
         self.dma_rd_req_addr.next = self.pa.q.val();
         self.dma_rd_req_len.next = self.pc_len.val().get_bits::<16>(0);
-        self.dma_rd_req_tag.next = self.c_pay_tag.val() | bit_cast::<8, 2>(self.wr_slot.q.val());
+        self.dma_rd_req_tag.next = self.c_pay_tag.val() | bit_cast::<8, 3>(self.wr_slot.q.val());
         self.dma_rd_req_inl.next = self.wqe_inl.val();
         // (any piece: `req_done` = the segment's reads have started)
         self.req_fire.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
@@ -1043,20 +1074,14 @@ impl<const PR: usize> Logic for TxSegN<PR> {
             self.pa.d.next = self.xaddr.q.val();
             self.pl.d.next = self.plen.val();
         }
+        self.wr_bit.next = 1.into();
+        self.wr_bit.next = self.wr_bit.val() << self.wr_slot.q.val();
         if self.req_fire.val() {
             self.pa.d.next = self.pa.q.val() + bit_cast::<64, 32>(self.c_seg_read.val());
             self.pl.d.next = self.pl.q.val() - self.pc_len.val();
-            if self.wr_slot.q.val() == 0 {
-                self.sfin.d.next = self.sfin.q.val().replace_bit(0, self.pay_fin.val());
-            }
-            if self.wr_slot.q.val() == 1 {
-                self.sfin.d.next = self.sfin.q.val().replace_bit(1, self.pay_fin.val());
-            }
-            if self.wr_slot.q.val() == 2 {
-                self.sfin.d.next = self.sfin.q.val().replace_bit(2, self.pay_fin.val());
-            }
-            if self.wr_slot.q.val() == 3 {
-                self.sfin.d.next = self.sfin.q.val().replace_bit(3, self.pay_fin.val());
+            self.sfin.d.next = self.sfin.q.val() & !self.wr_bit.val();
+            if self.pay_fin.val() {
+                self.sfin.d.next = self.sfin.q.val() | self.wr_bit.val();
             }
         }
         self.pdone.d.next = (self.pdone.q.val() & self.req_done.q.val())
@@ -1065,7 +1090,8 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         self.r_ok.next =
             !self.need_req.val() | self.rd_all.val() | (self.req_fire.val() & self.pay_fin.val());
 
-        // Reorder buffer: 4 slots of 512 beats {last, keep, data}; a
+        // Reorder buffer: 8 (board 4) slots of 512 (256) beats {last, keep,
+        // data}; a
         // completion beat goes to its tag's slot (a request is at most 4096
         // octets, so a slot never overflows and completions are never held).
         // `last` marks the slot's end; `pay_last` is it in a slot holding a
@@ -1073,7 +1099,8 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         self.pbuf.read_clock.next = self.clock.val();
         self.pbuf.write_clock.next = self.clock.val();
         self.dma_rd_cpl_ready.next = true;
-        self.cslot.next = self.dma_rd_cpl_tag.val().get_bits::<2>(0);
+        // (Our tags only: the slot index masked to the profile's slots.)
+        self.cslot.next = self.dma_rd_cpl_tag.val().get_bits::<3>(0) & self.c_slot_mask.val();
         self.cwc.next = self.wc0.q.val();
         if self.cslot.val() == 1 {
             self.cwc.next = self.wc1.q.val();
@@ -1084,9 +1111,23 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         if self.cslot.val() == 3 {
             self.cwc.next = self.wc3.q.val();
         }
+        if self.cslot.val() == 4 {
+            self.cwc.next = self.wc4.q.val();
+        }
+        if self.cslot.val() == 5 {
+            self.cwc.next = self.wc5.q.val();
+        }
+        if self.cslot.val() == 6 {
+            self.cwc.next = self.wc6.q.val();
+        }
+        if self.cslot.val() == 7 {
+            self.cwc.next = self.wc7.q.val();
+        }
         self.pbuf.write_enable.next = self.dma_rd_cpl_valid.val();
-        self.pbuf.write_address.next =
-            (bit_cast::<11, 2>(self.cslot.val()) << 9) | bit_cast::<11, 10>(self.cwc.val() & 511);
+        // {slot[1:0], slot[2], beat[8:0]} (the `pbuf` layout).
+        self.pbuf.write_address.next = (bit_cast::<12, 3>(self.cslot.val() & 3) << 10)
+            | (bit_cast::<12, 3>(self.cslot.val() >> 2) << 9)
+            | bit_cast::<12, 10>(self.cwc.val() & 511);
         self.pbuf.write_data.next = (bit_cast::<69, 1>(self.dma_rd_cpl_last.val().into()) << 68)
             | (bit_cast::<69, 4>(self.dma_rd_cpl_keep.val()) << 64)
             | bit_cast::<69, 64>(self.dma_rd_cpl_data.val());
@@ -1103,10 +1144,23 @@ impl<const PR: usize> Logic for TxSegN<PR> {
             if self.cslot.val() == 3 {
                 self.wc3.d.next = self.wc3.q.val() + 1;
             }
+            if self.cslot.val() == 4 {
+                self.wc4.d.next = self.wc4.q.val() + 1;
+            }
+            if self.cslot.val() == 5 {
+                self.wc5.d.next = self.wc5.q.val() + 1;
+            }
+            if self.cslot.val() == 6 {
+                self.wc6.d.next = self.wc6.q.val() + 1;
+            }
+            if self.cslot.val() == 7 {
+                self.wc7.d.next = self.wc7.q.val() + 1;
+            }
         }
-        // A newly issued slot starts empty (it was drained: outst < 4).
+        // A newly issued slot starts empty (it was drained: outst below the
+        // slot count).
         if self.req_fire.val() {
-            self.wr_slot.d.next = self.wr_slot.q.val() + 1;
+            self.wr_slot.d.next = (self.wr_slot.q.val() + 1) & self.c_slot_mask.val();
             if self.wr_slot.q.val() == 0 {
                 self.wc0.d.next = 0.into();
             }
@@ -1118,6 +1172,18 @@ impl<const PR: usize> Logic for TxSegN<PR> {
             }
             if self.wr_slot.q.val() == 3 {
                 self.wc3.d.next = 0.into();
+            }
+            if self.wr_slot.q.val() == 4 {
+                self.wc4.d.next = 0.into();
+            }
+            if self.wr_slot.q.val() == 5 {
+                self.wc5.d.next = 0.into();
+            }
+            if self.wr_slot.q.val() == 6 {
+                self.wc6.d.next = 0.into();
+            }
+            if self.wr_slot.q.val() == 7 {
+                self.wc7.d.next = 0.into();
             }
         }
         // Drain: the head slot's beats as soon as they are written.
@@ -1134,23 +1200,30 @@ impl<const PR: usize> Logic for TxSegN<PR> {
         if self.drain.slot.val() == 3 {
             self.drain.written.next = self.wc3.q.val();
         }
-        self.pbuf.read_address.next = self.drain.ram_addr.val();
+        if self.drain.slot.val() == 4 {
+            self.drain.written.next = self.wc4.q.val();
+        }
+        if self.drain.slot.val() == 5 {
+            self.drain.written.next = self.wc5.q.val();
+        }
+        if self.drain.slot.val() == 6 {
+            self.drain.written.next = self.wc6.q.val();
+        }
+        if self.drain.slot.val() == 7 {
+            self.drain.written.next = self.wc7.q.val();
+        }
+        // The drain's {slot, beat} in the `pbuf` layout.
+        self.pbuf.read_address.next = (self.drain.ram_addr.val() & 0x1FF)
+            | ((self.drain.ram_addr.val() & 0x600) << 1)
+            | ((self.drain.ram_addr.val() & 0x800) >> 2);
         self.drain.ram_last.next = self.pbuf.read_data.val().get_bit(68);
         self.drain.ready.next = self.pay_ready.val();
         self.rr_mode.next = self.rr_pending.q.val() & (self.outst.q.val() == 0);
         self.pay_valid.next = self.drain.valid.val();
         self.pay_data.next = self.pbuf.read_data.val().get_bits::<64>(0);
         self.pay_keep.next = self.pbuf.read_data.val().get_bits::<4>(64);
-        self.sfin_h.next = self.sfin.q.val().get_bit(0);
-        if self.drain.slot.val() == 1 {
-            self.sfin_h.next = self.sfin.q.val().get_bit(1);
-        }
-        if self.drain.slot.val() == 2 {
-            self.sfin_h.next = self.sfin.q.val().get_bit(2);
-        }
-        if self.drain.slot.val() == 3 {
-            self.sfin_h.next = self.sfin.q.val().get_bit(3);
-        }
+        self.sfin_sh.next = self.sfin.q.val() >> self.drain.slot.val();
+        self.sfin_h.next = self.sfin_sh.val().get_bit(0);
         self.pay_last.next = self.pbuf.read_data.val().get_bit(68) & self.sfin_h.val();
         if self.rr_mode.val() {
             self.pay_valid.next = true;
@@ -1547,22 +1620,30 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                         | (bit_cast::<146, 32>(self.msn0.q.val()) << 32)
                         | bit_cast::<146, 32>(self.seq.q.val());
                 }
-                self.st.d.next = SegState::Pop;
                 // A signaled WQE's record; a Read's is its place in the
                 // send CQ's order (it completes when its last Read Response
-                // is placed: rd_sent_* → the requester → SendCpl).
-                if self.wqe_flags.val().get_bit(0) {
+                // is placed: rd_sent_* → the requester → SendCpl). A
+                // message stopped by a refused translation completes.
+                if self.wqe_flags.val().get_bit(0) | self.status.q.val().any() {
                     self.st.d.next = SegState::Cpl;
-                }
-                // A message stopped by a refused translation completes.
-                if self.status.q.val().any() {
-                    self.st.d.next = SegState::Cpl;
+                } else {
+                    // No record: the WQE is popped now (as in `Pop`).
+                    self.wqe_ready.next = true;
+                    self.oqp.d.next = self.wqe_qp.val();
+                    self.st.d.next = SegState::Idle;
                 }
             }
             SegState::Cpl => {
                 self.cq_valid.next = true;
+                // The record is taken and the WQE popped in one clock (as
+                // in `Pop`).
                 if self.cq_ready.val() {
-                    self.st.d.next = SegState::Pop;
+                    self.wqe_ready.next = true;
+                    self.oqp.d.next = self.wqe_qp.val();
+                    self.st.d.next = SegState::Idle;
+                    if self.status.q.val() == self.c_prot_err.val() {
+                        self.st.d.next = SegState::Off;
+                    }
                 }
             }
             SegState::Pop => {
@@ -1624,6 +1705,11 @@ impl<const PR: usize> Logic for TxSegN<PR> {
                     self.sk.d.next = self.wqe_num_sge.val().get_bits::<3>(0) - 1;
                     self.pre.d.next = true;
                     self.st.d.next = SegState::PSel;
+                    // The start SGE is the last: the sweep is that one
+                    // check (`PSel` would only pass it on).
+                    if self.sk.q.val() == self.wqe_num_sge.val().get_bits::<3>(0) - 1 {
+                        self.st.d.next = SegState::Chk;
+                    }
                     // Inline (module doc): the one SGE is the message in
                     // the ring, a bus address already; no check.
                     if self.wqe_inl.val() {
@@ -2175,6 +2261,9 @@ mod tests {
         xs_mulpdu_max: u64,
         /// Payload reads marked inline.
         n_inl_reads: usize,
+        /// The most payload reads unanswered at once (at most the
+        /// profile's reorder slots).
+        max_pay_reads: usize,
     }
 
     /// Posts every QP's WQEs (in random batches with doorbells interleaved
@@ -2288,6 +2377,7 @@ mod tests {
             cnt_prot: 0,
             xs_mulpdu_max: 0,
             n_inl_reads: 0,
+            max_pay_reads: 0,
         };
         let mut first_db: Option<u64> = None;
         let total_segs: usize = refs.iter().map(|r| r.segs.len()).sum();
@@ -2341,7 +2431,8 @@ mod tests {
             let sb = sdma.beat(now, &mut rng);
             u.seg.dma_rd_cpl_valid.next = sb.is_some();
             if let Some((tag, d, keep, last)) = sb {
-                assert_eq!(tag & 0xFC, 0x80);
+                let slots = 1u64 << crate::profile::PROFILES[PR].tx_slots_log2;
+                assert!(tag >= PAY_TAG && tag < PAY_TAG + slots, "tag {tag:#x}");
                 u.seg.dma_rd_cpl_tag.next = tag.into();
                 u.seg.dma_rd_cpl_data.next = d.into();
                 u.seg.dma_rd_cpl_keep.next = keep.into();
@@ -2395,6 +2486,9 @@ mod tests {
             if sb.is_some() && u.seg.dma_rd_cpl_ready.val() {
                 sdma.pop();
             }
+            let unanswered = sdma.pending.len() + sdma.cur.is_some() as usize;
+            assert!(unanswered <= 1 << crate::profile::PROFILES[PR].tx_slots_log2);
+            res.max_pay_reads = res.max_pay_reads.max(unanswered);
             if u.seg.desc_valid.val() && u.seg.desc_ready.val() {
                 let s = &u.seg;
                 cur_desc.push_back(Desc {
@@ -3121,7 +3215,14 @@ mod tests {
             rate,
             1.0 / rate
         );
+        eprintln!("payload reads unanswered at once: {}", res.max_pay_reads);
         assert!(res.first_desc.unwrap() < 78 * 2 + 40);
+        // More reads in flight than a 4-slot buffer allows.
+        assert!(
+            res.max_pay_reads > 4,
+            "{} reads in flight",
+            res.max_pay_reads
+        );
     }
 
     /// Segmentation of long Writes into 1442-octet ULPDUs (MULPDU of EMSS
