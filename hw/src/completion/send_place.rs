@@ -136,6 +136,9 @@ pub const CMD_END_AFTER_BIT: usize = 82;
 /// at `pcq`'s head goes out after the segment's end, as if a [`CMD_CPL`]
 /// followed.
 pub const CMD_CPL_AFTER_BIT: usize = 83;
+// `update` writes these bit positions as literals (rust-hdl does not
+// translate a Rust constant there): a change here must change them too.
+const _: () = assert!(CMD_END_AFTER_BIT == 82 && CMD_CPL_AFTER_BIT == 83 && CQ_W == 84);
 /// Command kind: the end of a segment (its remaining beats are dropped).
 pub const CMD_END: u64 = 1;
 /// Command kind: the end of a segment, its first 8 octets captured (a
